@@ -1,0 +1,36 @@
+"""popejoan: a rule-faithful Pope Joan engine, PettingZoo environment and training stack.
+
+The engine (``cards``, ``rules``, ``engine``, ``session``, ``record``) is pure
+Python; ``env``/``raw_env`` (PettingZoo) and the Gymnasium wrappers are loaded
+only when first used, so the engine works without them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from popejoan_env.cards import CARD_NAMES, PACK, POPE, card_name, parse_card
+from popejoan_env.engine import Deal
+from popejoan_env.errors import (
+    GameOverError, IllegalActionError, InvalidDealError, PopeJoanError, RecordError, RulesError,
+    UnknownCardError,
+)
+from popejoan_env.rules import COMPARTMENTS, MODERN, PRESETS, VICTORIAN, Rules
+from popejoan_env.session import Session
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CARD_NAMES", "COMPARTMENTS", "Deal", "GameOverError", "IllegalActionError", "InvalidDealError",
+    "MODERN", "PACK", "POPE", "PRESETS", "PopeJoanError", "RecordError", "Rules", "RulesError",
+    "Session", "UnknownCardError", "VICTORIAN", "__version__", "card_name", "env", "parse_card",
+    "raw_env",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("env", "raw_env"):
+        from popejoan_env import env as env_module
+
+        return getattr(env_module, name)
+    raise AttributeError(f"module 'popejoan_env' has no attribute {name!r}")

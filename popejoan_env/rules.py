@@ -1,0 +1,165 @@
+"""The rules object: every variant of RULES.md as one frozen dataclass, plus presets.
+
+>>> Rules.preset("victorian").lead
+'any'
+>>> Rules(lead="any").replace(ace_high=True).ace_high
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from popejoan_env.errors import RulesError
+
+COMPARTMENTS: tuple[str, ...] = (
+    "pope", "matrimony", "intrigue", "ace", "king", "queen", "jack", "game",
+)
+POPE_C, MATRIMONY_C, INTRIGUE_C, ACE_C, KING_C, QUEEN_C, JACK_C, GAME_C = range(8)
+DEFAULT_DRESSING: tuple[int, ...] = (6, 2, 2, 1, 1, 1, 1, 1)
+MIN_PLAYERS, MAX_PLAYERS = 3, 8
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "lead": ("lowest_of_suit", "any"),
+    "deal": ("equal", "all_round", "fixed_stock"),
+    "pope_turnup": ("pays_pope", "ends_deal"),
+    "pair_split": ("none", "halves"),
+}
+_BOOLS = ("ace_high", "dealer_sees_dead_hand", "pope_excused", "allow_credit")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """Every rules option of RULES.md "Variants"; the defaults are the ``modern`` preset."""
+
+    lead: str = "lowest_of_suit"
+    """``lowest_of_suit``: lead the lowest card of a suit held (R7); ``any``: any card held."""
+    deal: str = "equal"
+    """``equal``, ``all_round`` or ``fixed_stock`` (R3)."""
+    pope_turnup: str = "pays_pope"
+    """``pays_pope``: a turned-up 9♦ pays the dealer the pope compartment; ``ends_deal``: also game and a counter per card (R5)."""
+    pair_split: str = "none"
+    """``none`` or ``halves``: matrimony/intrigue split when the two cards are played by different players."""
+    ace_high: bool = False
+    """If true the Ace ranks above the King: K → A continues, the A stops, a 2 can only be led."""
+    dealer_sees_dead_hand: bool = False
+    """If true the dealer's observation includes the whole dead hand."""
+    pope_excused: bool = True
+    """R11: a player still holding the 9♦ pays nothing when another goes out."""
+    dressing: tuple[int, ...] = DEFAULT_DRESSING
+    """Counters the dealer puts on each compartment (order of ``COMPARTMENTS``)."""
+    start_counters: int = 48
+    """Each player's balance at the start of a session."""
+    allow_credit: bool = True
+    """If false a session ends when the next dealer cannot pay the dressing."""
+    name: str = dataclasses.field(default="", compare=False)
+    """The preset these options equal (``modern``, ``victorian``), else ``custom``; set automatically."""
+
+    def __post_init__(self) -> None:
+        for field, choices in _CHOICES.items():
+            value = getattr(self, field)
+            if value not in choices:
+                raise RulesError(f"rules option {field}={value!r} is not allowed; choose one of {list(choices)}")
+        for field in _BOOLS:
+            if not isinstance(getattr(self, field), bool):
+                raise RulesError(f"rules option {field} must be true or false, not {getattr(self, field)!r}")
+        dressing = self.dressing
+        if isinstance(dressing, Mapping):
+            unknown = sorted(set(dressing) - set(COMPARTMENTS))
+            if unknown:
+                raise RulesError(f"unknown compartment(s) {unknown} in dressing; compartments are {list(COMPARTMENTS)}")
+            dressing = tuple(dressing.get(c, 0) for c in COMPARTMENTS)
+        if not isinstance(dressing, (tuple, list)) or len(dressing) != len(COMPARTMENTS):
+            raise RulesError(f"dressing must give 8 counts (one per compartment {list(COMPARTMENTS)}), got {self.dressing!r}")
+        if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in dressing):
+            raise RulesError(f"dressing counts must be non-negative integers, got {list(dressing)!r}")
+        object.__setattr__(self, "dressing", tuple(dressing))
+        if not isinstance(self.start_counters, int) or isinstance(self.start_counters, bool):
+            raise RulesError(f"start_counters must be an integer, got {self.start_counters!r}")
+        if not self.name:
+            object.__setattr__(self, "name", _preset_name_of(self))
+
+    @classmethod
+    def preset(cls, name: str) -> Rules:
+        """The named preset: ``modern`` or ``victorian``."""
+        try:
+            return PRESETS[name]
+        except (KeyError, TypeError):
+            raise RulesError(f"unknown rules preset {name!r}; presets are {sorted(PRESETS)}") from None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Rules:
+        """Rules from a mapping such as a record's ``rules``; ``preset`` names the base."""
+        if not isinstance(data, Mapping):
+            raise RulesError(f"rules must be a mapping of options, got {type(data).__name__}")
+        data = dict(data)
+        base = cls.preset(data.pop("preset", "modern"))
+        data.pop("name", None)
+        return base.replace(**data)
+
+    def replace(self, **changes: Any) -> Rules:
+        """A copy with some options changed; unknown option names are an error."""
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise RulesError(f"unknown rules option(s) {unknown}; options are {sorted(known - {'name'})}")
+        if "dressing" in changes and isinstance(changes["dressing"], Mapping):
+            changes["dressing"] = Rules(dressing=changes["dressing"]).dressing
+        changes.pop("name", None)
+        return dataclasses.replace(self, name="", **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every option as JSON-friendly values, with ``preset`` naming the preset (or ``custom``)."""
+        out: dict[str, Any] = {"preset": self.name}
+        for f in dataclasses.fields(self):
+            if f.name != "name":
+                value = getattr(self, f.name)
+                out[f.name] = dict(zip(COMPARTMENTS, value)) if f.name == "dressing" else value
+        return out
+
+    def hand_sizes(self, players: int) -> tuple[list[int], int]:
+        """Cards dealt to each seat position from eldest on, and the dead hand's size (R3)."""
+        check_players(players)
+        if self.deal == "equal":
+            q = 51 // (players + 1)
+            return [q] * players, 51 - players * q
+        if self.deal == "fixed_stock":
+            q = (51 - 1 - 6) // players
+            return [q] * players, 51 - players * q
+        base, extra = divmod(51, players + 1)
+        sizes = [base + (1 if i < extra else 0) for i in range(players + 1)]
+        return sizes[:players], sizes[players]
+
+
+def _preset_name_of(rules: Rules) -> str:
+    for name, preset in globals().get("PRESETS", {}).items():
+        if rules == preset:
+            return name
+    return "custom"
+
+
+def check_players(players: int) -> None:
+    """Refuse a player count outside 3..8."""
+    if isinstance(players, bool) or not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise RulesError(f"players must be an integer from {MIN_PLAYERS} to {MAX_PLAYERS}, got {players!r}")
+
+
+MODERN = Rules(name="modern")
+VICTORIAN = Rules(lead="any", deal="fixed_stock", pope_turnup="ends_deal", name="victorian")
+# Rules() equal to a preset takes its name from here on.
+PRESETS: dict[str, Rules] = {"modern": MODERN, "victorian": VICTORIAN}
+
+
+def resolve_rules(rules: Rules | str | Mapping[str, Any] | None) -> Rules:
+    """A ``Rules`` from a Rules object, a preset name, a mapping of options, or None (modern)."""
+    if rules is None:
+        return MODERN
+    if isinstance(rules, Rules):
+        return rules
+    if isinstance(rules, str):
+        return Rules.preset(rules)
+    if isinstance(rules, Mapping):
+        return Rules.from_dict(rules)
+    raise RulesError(f"rules must be a Rules object, a preset name or a mapping, got {type(rules).__name__}")
