@@ -1,7 +1,7 @@
 """popejoan: a rule-faithful Pope Joan engine, PettingZoo environment and training stack.
 
 The engine (``cards``, ``rules``, ``engine``, ``session``, ``record``) is pure
-Python; ``env``/``raw_env`` (PettingZoo) and the Gymnasium wrappers are loaded
+Python; ``env``/``raw_env`` (PettingZoo, module ``aec``) and the Gymnasium wrappers are loaded
 only when first used, so the engine works without them.
 """
 
@@ -23,14 +23,13 @@ __version__ = "0.1.0"
 __all__ = [
     "CARD_NAMES", "COMPARTMENTS", "Deal", "GameOverError", "IllegalActionError", "InvalidDealError",
     "MODERN", "PACK", "POPE", "PRESETS", "PopeJoanError", "RecordError", "Rules", "RulesError",
-    "Session", "UnknownCardError", "VICTORIAN", "__version__", "card_name", "env", "parse_card",
-    "raw_env",
+    "Session", "UnknownCardError", "VICTORIAN", "__version__", "card_name", "parse_card",
 ]
 
 
 def __getattr__(name: str) -> Any:
     if name in ("env", "raw_env"):
-        from popejoan_env import env as env_module
+        import importlib
 
-        return getattr(env_module, name)
+        return getattr(importlib.import_module("popejoan_env.aec"), name)
     raise AttributeError(f"module 'popejoan_env' has no attribute {name!r}")
