@@ -27,8 +27,6 @@ class SeatView:
     """The observer's own cards."""
     played_by: tuple[CardMask, ...]
     """Cards played so far in this deal by each relative seat."""
-    plays: tuple[tuple[int, int], ...]
-    """Every card played so far, in order, as (relative seat, card)."""
     turnup: int
     """The turned-up card (in the dead hand, seen by all)."""
     trumps: int
@@ -92,7 +90,6 @@ def seat_view(deal: Deal, seat: int) -> SeatView:
         players=n,
         hand=deal.hands[seat],
         played_by=tuple(played_by),
-        plays=tuple((rel[s], c) for s, c in deal.plays),
         turnup=deal.turnup,
         trumps=deal.trumps,
         board=tuple(deal.board),
