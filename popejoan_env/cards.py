@@ -11,6 +11,7 @@ play) and ``KS=51``.  A set of cards is a ``CardMask``: a Python int whose bit
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Iterator
 
 from popejoan_env.errors import UnknownCardError
@@ -63,7 +64,12 @@ def rank_of(card: int) -> int:
 
 def card_name(card: int) -> str:
     """Notation of a card id, e.g. ``21 -> '9D'``."""
-    if not isinstance(card, int) or not 0 <= card < NUM_CARD_IDS:
+    if type(card) is not int:
+        try:
+            card = operator.index(card) if not isinstance(card, bool) else card
+        except TypeError:
+            pass
+    if type(card) is not int or not 0 <= card < NUM_CARD_IDS:
         raise UnknownCardError(f"unknown card id {card!r}: card ids are 0..51")
     return CARD_NAMES[card]
 
@@ -71,10 +77,16 @@ def card_name(card: int) -> str:
 def parse_card(text: str | int) -> int:
     """Card id of a notation string (``'9D'``, ``'10s'``, ``'th'``); ints in the pack pass through."""
     if isinstance(text, bool):
-        raise UnknownCardError(f"unknown card {text!r}")
+        raise UnknownCardError(f"unknown card {text!r}: a card is notation such as '9D' or an id 0..51")
+    if not isinstance(text, (int, str)) and hasattr(text, "__index__"):
+        # numpy integers (e.g. an action sampled by a policy) are card ids too.
+        try:
+            text = operator.index(text)
+        except TypeError:
+            raise UnknownCardError(f"unknown card {text!r}: expected notation such as '9D' or 'TS'") from None
     if isinstance(text, int):
-        if text in _PARSE.values() and text != EIGHT_DIAMONDS:
-            return text
+        if 0 <= text < NUM_CARD_IDS and text != EIGHT_DIAMONDS:
+            return int(text)
         if text == EIGHT_DIAMONDS:
             raise UnknownCardError("unknown card 8D (id 20): the 8 of diamonds is not in the pack")
         raise UnknownCardError(f"unknown card id {text!r}: card ids are 0..51, 20 (8D) excluded")

@@ -15,6 +15,7 @@ or from explicit hands.  Hot paths are bit operations on ints and table look-ups
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -22,10 +23,10 @@ from popejoan_env.cards import (
     ACE, CARD_NAMES, DIAMONDS, JACK, KING, NUM_CARD_IDS, PACK, PACK_MASK, POPE, QUEEN,
     SEVEN_DIAMONDS, SUIT_MASKS, CardMask, card_id, mask_of, names_of, parse_card,
 )
-from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError
+from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError, UnknownCardError
 from popejoan_env.rules import (
     ACE_C, COMPARTMENTS, GAME_C, INTRIGUE_C, JACK_C, KING_C, MATRIMONY_C, MODERN, POPE_C,
-    QUEEN_C, Rules, check_players,
+    QUEEN_C, Rules, check_players, resolve_rules,
 )
 
 DEAD = -1
@@ -126,7 +127,7 @@ class Deal:
     @classmethod
     def new(
         cls,
-        rules: Rules = MODERN,
+        rules: Rules | str | Mapping[str, Any] = MODERN,
         players: int = 4,
         dealer: int = 0,
         rng: Generator | None = None,
@@ -134,12 +135,20 @@ class Deal:
         balances: Sequence[int] | None = None,
     ) -> Deal:
         """Shuffle (R2) with ``rng``, deal (R3) and dress the board (R1)."""
-        check_players(players)
+        rules = resolve_rules(rules)
+        try:
+            check_players(players)
+        except ValueError:
+            raise InvalidDealError(f"a deal needs 3 to 8 players, got {players!r}") from None
+        _check_dealer(dealer, players)
         if rng is None:
             raise InvalidDealError("a random deal needs an explicit numpy.random.Generator (rng=...)")
+        # Check everything before drawing, so a refused deal leaves the generator untouched.
+        board_list = parse_board(board)
+        balance_list = parse_balances(balances, players)
         order = [PACK[i] for i in rng.permutation(len(PACK)).tolist()]
         hands, dead = deal_cards(rules, players, dealer, order)
-        return cls._start(rules, players, dealer, hands, dead, board, balances)
+        return cls._start(rules, players, dealer, hands, dead, board_list, balance_list)
 
     @classmethod
     def from_cards(
@@ -147,11 +156,12 @@ class Deal:
         hands: Sequence[Sequence[str | int]],
         dead: Sequence[str | int],
         dealer: int = 0,
-        rules: Rules = MODERN,
+        rules: Rules | str | Mapping[str, Any] = MODERN,
         board: Sequence[int] | Mapping[str, int] | None = None,
         balances: Sequence[int] | None = None,
     ) -> Deal:
         """An explicit deal: one card list per seat (seat 0 first) and the dead hand, turn-up last."""
+        rules = resolve_rules(rules)
         if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence):
             raise InvalidDealError(f"hands must be a list of card lists, one per seat, got {hands!r}")
         players = len(hands)
@@ -159,8 +169,7 @@ class Deal:
             check_players(players)
         except ValueError:
             raise InvalidDealError(f"a deal needs 3 to 8 hands, got {players}") from None
-        if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < players:
-            raise InvalidDealError(f"dealer must be a seat 0..{players - 1}, got {dealer!r}")
+        _check_dealer(dealer, players)
         parsed: list[list[int]] = []
         for seat, hand in enumerate(hands):
             if isinstance(hand, (str, bytes)) or not isinstance(hand, Sequence):
@@ -182,7 +191,9 @@ class Deal:
         missing = PACK_MASK & ~mask_of(seen)
         if missing:
             raise InvalidDealError(f"not a partition of the 51 cards: missing {names_of(missing)}")
-        return cls._start(rules, players, dealer, parsed, dead_ids, board, balances)
+        board_list = parse_board(board)
+        balance_list = parse_balances(balances, players)
+        return cls._start(rules, players, dealer, parsed, dead_ids, board_list, balance_list)
 
     @classmethod
     def _start(
@@ -192,24 +203,14 @@ class Deal:
         dealer: int,
         hands: list[list[int]],
         dead: list[int],
-        board: Sequence[int] | Mapping[str, int] | None,
-        balances: Sequence[int] | None,
+        board_list: list[int],
+        balance_list: list[int],
     ) -> Deal:
+        """The deal after R1 dressing and R5 turn-up payout; inputs already checked and owned."""
         self = cls.__new__(cls)
         self.rules = rules
         self.players = players
-        if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < players:
-            raise InvalidDealError(f"dealer must be a seat 0..{players - 1}, got {dealer!r}")
         self.dealer = dealer
-        board_list = parse_board(board)
-        if balances is None:
-            balance_list = [0] * players
-        else:
-            balance_list = list(balances)
-            if len(balance_list) != players or not all(
-                isinstance(b, int) and not isinstance(b, bool) for b in balance_list
-            ):
-                raise InvalidDealError(f"balances must be {players} integers, got {balances!r}")
         owner = [DEAD] * NUM_CARD_IDS
         owner[card_id(DIAMONDS, 7)] = NOT_IN_PACK
         masks = []
@@ -326,23 +327,41 @@ class Deal:
     def play(self, card: int | str) -> None:
         """Play a card for the seat to act; an illegal card raises and changes nothing."""
         if type(card) is not int:
-            card = parse_card(card)
+            card = self._parse_action(card)
         if self.forced >= 0:
             if card != self.forced:
                 self._refuse(card)
         elif self.done:
-            raise GameOverError(f"the deal is over (winner: seat {self.winner}); no card can be played")
+            raise GameOverError(self._over_message())
         elif not self._is_legal_lead(card):
             self._refuse(card)
         self._apply(self.to_act, card)
 
+    def _over_message(self) -> str:
+        how = f"seat {self.winner} went out" if self.winner is not None else "it ended at the turn-up (R5)"
+        return f"the deal is over ({how}); no card can be played"
+
+    def _parse_action(self, card: object) -> int:
+        """A card id from notation or an integer-like id; unknown cards name the seat and what is legal."""
+        if self.done:
+            raise GameOverError(self._over_message())
+        try:
+            return parse_card(card)  # type: ignore[arg-type]
+        except UnknownCardError as err:
+            raise UnknownCardError(
+                f"seat {self.to_act} cannot play {card!r}: {err}; legal: {names_of(self.legal_actions())}"
+            ) from None
+
     def _refuse(self, card: int) -> None:
         seat = self.to_act
-        name = CARD_NAMES[card] if 0 <= card < NUM_CARD_IDS else repr(card)
         legal = names_of(self.legal_actions())
         if not 0 <= card < NUM_CARD_IDS or card == card_id(DIAMONDS, 7):
-            why = "it is not a card of the pack"
-        elif not (self.hands[seat] >> card) & 1:
+            raise UnknownCardError(
+                f"seat {seat} cannot play card id {card!r}: not a card of the pack "
+                f"(ids 0..51, 20 = 8D excluded); legal: {legal}"
+            )
+        name = CARD_NAMES[card]
+        if not (self.hands[seat] >> card) & 1:
             where = self.owner[card]
             held = (
                 f"seat {where} holds it" if where >= 0 else
@@ -450,6 +469,35 @@ class Deal:
         )
 
 
+def _check_dealer(dealer: object, players: int) -> None:
+    if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < players:
+        raise InvalidDealError(f"dealer must be a seat 0..{players - 1}, got {dealer!r}")
+
+
+def _count(value: object) -> int | None:
+    """An int from an int or integer-like value (numpy integers), else None; bools are refused."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return int(value)
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+
+
+def parse_balances(balances: Sequence[int] | None, players: int) -> list[int]:
+    """Each seat's counters as a new list of ints (None: all 0)."""
+    if balances is None:
+        return [0] * players
+    if isinstance(balances, (str, bytes)) or not isinstance(balances, Sequence) or len(balances) != players:
+        raise InvalidDealError(f"balances must be {players} integers, one per seat, got {balances!r}")
+    out = [_count(b) for b in balances]
+    if any(b is None for b in out):
+        raise InvalidDealError(f"balances must be {players} integers, one per seat, got {balances!r}")
+    return out  # type: ignore[return-value]
+
+
 def _parse_in_deal(card: str | int, where: str) -> int:
     try:
         return parse_card(card)
@@ -470,10 +518,13 @@ def parse_board(board: Sequence[int] | Mapping[str, int] | None) -> list[int]:
         values = list(board)
     else:
         raise InvalidDealError(f"board must map compartment names to counters (or give 8 counts), got {board!r}")
+    out = []
     for name, v in zip(COMPARTMENTS, values):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        count = _count(v)
+        if count is None or count < 0:
             raise InvalidDealError(f"board compartment {name} must hold a non-negative integer, got {v!r}")
-    return values
+        out.append(count)
+    return out
 
 
 def deal_cards(rules: Rules, players: int, dealer: int, order: Sequence[int]) -> tuple[list[list[int]], list[int]]:

@@ -55,7 +55,17 @@ class Rules:
     allow_credit: bool = True
     """If false a session ends when the next dealer cannot pay the dressing."""
     name: str = dataclasses.field(default="", compare=False)
-    """The preset these options equal (``modern``, ``victorian``), else ``custom``; set automatically."""
+    """The preset these options equal (``modern``, ``victorian``), else ``custom``; always derived from the options."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Rules:
+        """Refuse unknown option names with a RulesError (the dataclass would raise a bare TypeError)."""
+        known = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(kwargs) - set(known))
+        if unknown:
+            raise RulesError(f"unknown rules option(s) {unknown}; options are {sorted(set(known) - {'name'})}")
+        if len(args) > len(known):
+            raise RulesError(f"Rules takes at most {len(known)} options, got {len(args)} positional values")
+        return super().__new__(cls)
 
     def __post_init__(self) -> None:
         for field, choices in _CHOICES.items():
@@ -67,7 +77,7 @@ class Rules:
                 raise RulesError(f"rules option {field} must be true or false, not {getattr(self, field)!r}")
         dressing = self.dressing
         if isinstance(dressing, Mapping):
-            unknown = sorted(set(dressing) - set(COMPARTMENTS))
+            unknown = sorted(str(k) for k in set(dressing) - set(COMPARTMENTS))
             if unknown:
                 raise RulesError(f"unknown compartment(s) {unknown} in dressing; compartments are {list(COMPARTMENTS)}")
             dressing = tuple(dressing.get(c, 0) for c in COMPARTMENTS)
@@ -78,7 +88,12 @@ class Rules:
         object.__setattr__(self, "dressing", tuple(dressing))
         if not isinstance(self.start_counters, int) or isinstance(self.start_counters, bool):
             raise RulesError(f"start_counters must be an integer, got {self.start_counters!r}")
-        if not self.name:
+        if self.start_counters < 0:
+            raise RulesError(f"start_counters must be 0 or more, got {self.start_counters}")
+        # The name is a fact about the options, never a label a caller can set
+        # (a wrong label would break to_dict/from_dict); only the module's own
+        # preset definitions, made before PRESETS exists, pass one in.
+        if "PRESETS" in globals() or not self.name:
             object.__setattr__(self, "name", _preset_name_of(self))
 
     @classmethod
@@ -95,7 +110,10 @@ class Rules:
         if not isinstance(data, Mapping):
             raise RulesError(f"rules must be a mapping of options, got {type(data).__name__}")
         data = dict(data)
-        base = cls.preset(data.pop("preset", "modern"))
+        preset = data.pop("preset", "modern")
+        # to_dict() writes "custom" for mixed options and then lists every
+        # option, so the base does not matter.
+        base = MODERN if preset == "custom" else cls.preset(preset)
         data.pop("name", None)
         return base.replace(**data)
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from popejoan_env.engine import Deal, Generator, parse_board
+from popejoan_env.engine import Deal, Generator, parse_balances, parse_board
 from popejoan_env.errors import GameOverError, InvalidDealError
-from popejoan_env.rules import COMPARTMENTS, MODERN, Rules, check_players
+from popejoan_env.rules import COMPARTMENTS, MODERN, Rules, check_players, resolve_rules
 
 
 class Session:
@@ -24,7 +24,7 @@ class Session:
 
     def __init__(
         self,
-        rules: Rules = MODERN,
+        rules: Rules | str | Mapping[str, object] = MODERN,
         players: int = 4,
         rng: Generator | None = None,
         deals: int | None = None,
@@ -32,7 +32,11 @@ class Session:
         board: Sequence[int] | Mapping[str, int] | None = None,
         balances: Sequence[int] | None = None,
     ) -> None:
-        check_players(players)
+        rules = resolve_rules(rules)
+        try:
+            check_players(players)
+        except ValueError:
+            raise InvalidDealError(f"a session needs 3 to 8 players, got {players!r}") from None
         if deals is None:
             deals = 2 * players
         if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
@@ -45,9 +49,7 @@ class Session:
         self.length = deals
         self._first_dealer = first_dealer
         self._board = parse_board(board)
-        self._balances = list(balances) if balances is not None else [rules.start_counters] * players
-        if len(self._balances) != players:
-            raise InvalidDealError(f"balances must give {players} integers, got {balances!r}")
+        self._balances = parse_balances(balances, players) if balances is not None else [rules.start_counters] * players
         self.start_total = sum(self._balances) + sum(self._board)
         self.deals: list[Deal] = []
         self.ended_broke = False
@@ -82,6 +84,8 @@ class Session:
         if hands is not None or dead is not None:
             if hands is None or dead is None:
                 raise InvalidDealError("an explicit deal needs both hands and dead")
+            if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence):
+                raise InvalidDealError(f"hands must be a list of card lists, one per seat, got {hands!r}")
             if len(hands) != self.players:
                 raise InvalidDealError(f"this session has {self.players} players, the deal gives {len(hands)} hands")
             deal = Deal.from_cards(hands, dead, self.dealer, self.rules, self.board, self.balances)

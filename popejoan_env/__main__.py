@@ -1,0 +1,306 @@
+"""Command line: ``python -m popejoan_env <command>`` (installed as ``popejoan``).
+
+Commands:
+
+* ``simulate`` – play many deals with random legal play and write one game
+  record per deal (JSON Lines, ``popejoan-record/1``), a dataset for offline RL
+  and for checking other implementations.
+* ``verify`` – replay every record of a file with this engine and check the
+  recorded outcome; exits 1 naming the first record and field that differ.
+
+Exit codes: 0 success, 1 a record does not verify, 2 bad usage or input
+(unknown preset or option, missing file), 130 interrupted.
+
+A new command is one more ``Command`` in ``COMMANDS``: a name, a help line, a
+function that adds its arguments and a function that runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from popejoan_env.engine import Deal
+from popejoan_env.errors import PopeJoanError, RecordError
+from popejoan_env.record import RecordWriter, deal_record, read_records, verify_record
+from popejoan_env.rules import PRESETS, Rules, check_players
+from popejoan_env.session import Session
+
+if TYPE_CHECKING:
+    import numpy as np
+
+PROG = "popejoan"
+
+
+class UsageError(Exception):
+    """Bad command-line input: reported in one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (plus a hint) and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """A subcommand: its name, one-line help, an argument builder and the function that runs it."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    description: str = ""
+
+
+# --------------------------------------------------------------------- simulate
+def _add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--players", type=int, default=4, help="seats at the table, 3..8 (default 4)")
+    parser.add_argument(
+        "--preset", default="modern", help=f"rules preset: {', '.join(sorted(PRESETS))} (default modern)"
+    )
+    parser.add_argument(
+        "--rules-option", action="append", default=[], metavar="KEY=VALUE",
+        help="change one rules option, e.g. pair_split=halves, ace_high=true, "
+        'dressing=\'{"pope": 8}\' (JSON values; repeatable)',
+    )
+    parser.add_argument("--deals", type=int, default=1000, help="number of deals to play (default 1000)")
+    parser.add_argument(
+        "--session-length", type=int, default=None, metavar="N",
+        help="deals per session (default 2*players, each player deals twice); sessions run back to back, "
+        "each starting with fresh balances and an empty board, the deal still passing left",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the single numpy Generator (default 0)")
+    parser.add_argument(
+        "--out", required=True, help="output JSON Lines file (.gz compresses; - writes to stdout)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+
+
+def parse_rules_options(preset: str, options: Sequence[str]) -> Rules:
+    """Rules of a preset with ``key=value`` overrides (values parsed as JSON, else taken as text)."""
+    rules = Rules.preset(preset)
+    changes: dict[str, Any] = {}
+    for option in options:
+        key, sep, text = option.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--rules-option expects KEY=VALUE, got {option!r}")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        changes[key.strip()] = value
+    return rules.replace(**changes) if changes else rules
+
+
+class RandomLeads:
+    """Random legal play: forced cards as they come, each lead uniform among the legal ones."""
+
+    def __init__(self, rng: np.random.Generator, block: int = 65536) -> None:
+        # One rng.random() call per lead would cost more than the engine's move;
+        # a block of uniforms drawn at once keeps the same Generator and seed.
+        self.rng = rng
+        self.block = block
+        self._uniforms: list[float] = []
+        self._next = 0
+
+    def play_out(self, deal: Deal) -> int:
+        """Play the deal to its end; returns the number of cards played."""
+        uniforms, i = self._uniforms, self._next
+        start = len(deal.plays)
+        while not deal.done:
+            legal = deal.legal_actions()
+            if len(legal) == 1:
+                deal.play(legal[0])
+                continue
+            if i >= len(uniforms):
+                uniforms, i = self.rng.random(self.block).tolist(), 0
+                self._uniforms = uniforms
+            deal.play(legal[int(uniforms[i] * len(legal))])
+            i += 1
+        self._next = i
+        return len(deal.plays) - start
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    """Play ``--deals`` deals with random legal play and write their records."""
+    import numpy as np
+
+    check_players(args.players)
+    rules = parse_rules_options(args.preset, args.rules_option)
+    if args.deals < 1:
+        raise UsageError(f"--deals must be at least 1, got {args.deals}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be 0 or more, got {args.seed}")
+    length = args.session_length if args.session_length is not None else 2 * args.players
+    if length < 1:
+        raise UsageError(f"--session-length must be at least 1, got {length}")
+    if not rules.allow_credit and rules.start_counters < sum(rules.dressing):
+        # Every session starts with fresh balances: no session could ever start a deal.
+        raise UsageError(
+            f"no deal can start: with allow_credit=false a dealer needs {sum(rules.dressing)} "
+            f"counters for the dressing and start_counters is {rules.start_counters}"
+        )
+    rng = np.random.default_rng(args.seed)
+    policy = RandomLeads(rng)
+    progress = _progress(total=args.deals, unit="deal", quiet=args.quiet)
+    plays = 0
+    start = time.perf_counter()
+    with RecordWriter(args.out) as writer:
+        dealer, session_index = 0, 0
+        try:
+            while writer.count < args.deals:
+                session = Session(
+                    rules, args.players, rng, deals=min(length, args.deals - writer.count), first_dealer=dealer
+                )
+                while not session.over:
+                    deal = session.next_deal()
+                    plays += policy.play_out(deal)
+                    record = deal_record(deal)
+                    record.update(seed=args.seed, deal_index=writer.count, session=session_index)
+                    writer.write(record)
+                    progress.update()
+                dealer = session.dealer
+                session_index += 1
+        finally:
+            progress.close()
+    seconds = time.perf_counter() - start
+    if not args.quiet:
+        # With --out - the records own stdout; the summary goes to stderr.
+        out = sys.stderr if args.out == "-" else sys.stdout
+        print(
+            f"{writer.count:,} deals ({args.players} players, rules {rules.name}, seed {args.seed}), "
+            f"{plays:,} card plays in {seconds:.2f} s: {plays / seconds:,.0f} plays/s, "
+            f"{writer.count / seconds:,.0f} deals/s (recording included) -> {args.out}",
+            file=out,
+        )
+    return 0
+
+
+# --------------------------------------------------------------------- verify
+def _add_verify_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines record files (.gz too)")
+    parser.add_argument(
+        "--keep-going", action="store_true",
+        help="report every record that fails instead of stopping at the first",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """Replay every record of the files; 0 if all verify, 1 naming the first failure."""
+    for path in args.files:
+        # Checked up front so a typo exits 2 before minutes of verifying other files.
+        open(path, "rb").close()
+    progress = _progress(total=None, unit="record", quiet=args.quiet)
+    verified = failed = 0
+    try:
+        for path in args.files:
+            number = 0
+            try:
+                for lineno, record in read_records(path):
+                    number += 1
+                    try:
+                        verify_record(record)
+                    except RecordError as err:
+                        failed += 1
+                        print(f"{path}: record {number} (line {lineno}): {err}", file=sys.stderr)
+                        if not args.keep_going:
+                            return 1
+                    else:
+                        verified += 1
+                    progress.update()
+            except RecordError as err:
+                # The file itself is corrupt from here on; nothing after it can be read.
+                failed += 1
+                print(f"{err}", file=sys.stderr)
+                if not args.keep_going:
+                    return 1
+    finally:
+        progress.close()
+    files = f" in {len(args.files)} files" if len(args.files) > 1 else ""
+    if failed:
+        print(f"{verified} records verified, {failed} failed{files}", file=sys.stderr)
+        return 1
+    print(f"{verified} records verified{files}")
+    return 0
+
+
+# --------------------------------------------------------------------- the table
+COMMANDS: list[Command] = [
+    Command(
+        "simulate", "play random legal deals and write one game record per deal (JSON Lines)",
+        _add_simulate_arguments, run_simulate,
+        """Play deals with random legal play (forced cards as they come, each lead
+uniform among the legal leads) in sessions back to back, and write one
+game record per deal (format popejoan-record/1, one JSON object a line).
+
+example:
+  popejoan simulate --players 4 --preset modern --deals 10000 --seed 1 --out deals.jsonl""",
+    ),
+    Command(
+        "verify", "replay every record of JSON Lines files and check the recorded outcome",
+        _add_verify_arguments, run_verify,
+        """Replay each record's plays with this engine and compare turnup, awards,
+payments, winner, delta and board_after.  Exit 0 if every record verifies,
+1 naming the first record (and line) and the first field that differs.
+
+example:
+  popejoan verify deals.jsonl""",
+    ),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with one subparser per entry of ``COMMANDS``."""
+    parser = _Parser(prog=PROG, description="Pope Joan: simulate deals and verify game records.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS:
+        p = sub.add_parser(
+            command.name, help=command.help, description=command.description or command.help,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        command.add_arguments(p)
+        p.set_defaults(run=command.run)
+    return parser
+
+
+def _progress(total: int | None, unit: str, quiet: bool) -> Any:
+    """A tqdm bar on stderr, disabled with --quiet or when stderr is not a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, disable=quiet or not sys.stderr.isatty(), file=sys.stderr, mininterval=0.5)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except (UsageError, PopeJoanError) as err:
+        print(f"{PROG} {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # The reader of stdout went away (e.g. `| head`): stop quietly, and keep
+        # the interpreter's final flush from complaining.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except OSError as err:
+        where = f": {err.filename}" if getattr(err, "filename", None) else ""
+        print(f"{PROG} {args.command}: error: {err.strerror or err}{where}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
