@@ -23,7 +23,9 @@ from popejoan_env.cards import (
     ACE, CARD_NAMES, DIAMONDS, JACK, KING, NUM_CARD_IDS, PACK, PACK_MASK, POPE, QUEEN,
     SEVEN_DIAMONDS, SUIT_MASKS, CardMask, card_id, mask_of, names_of, parse_card,
 )
-from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError, UnknownCardError
+from popejoan_env.errors import (
+    GameOverError, IllegalActionError, InvalidDealError, UnknownCardActionError, UnknownCardError,
+)
 from popejoan_env.rules import (
     ACE_C, COMPARTMENTS, GAME_C, INTRIGUE_C, JACK_C, KING_C, MATRIMONY_C, MODERN, POPE_C,
     QUEEN_C, Rules, check_players, resolve_rules,
@@ -348,7 +350,7 @@ class Deal:
         try:
             return parse_card(card)  # type: ignore[arg-type]
         except UnknownCardError as err:
-            raise UnknownCardError(
+            raise UnknownCardActionError(
                 f"seat {self.to_act} cannot play {card!r}: {err}; legal: {names_of(self.legal_actions())}"
             ) from None
 
@@ -356,7 +358,7 @@ class Deal:
         seat = self.to_act
         legal = names_of(self.legal_actions())
         if not 0 <= card < NUM_CARD_IDS or card == card_id(DIAMONDS, 7):
-            raise UnknownCardError(
+            raise UnknownCardActionError(
                 f"seat {seat} cannot play card id {card!r}: not a card of the pack "
                 f"(ids 0..51, 20 = 8D excluded); legal: {legal}"
             )

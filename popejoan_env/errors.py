@@ -29,3 +29,7 @@ class GameOverError(PopeJoanError):
 
 class RecordError(PopeJoanError):
     """A game record that is malformed or does not replay."""
+
+
+class UnknownCardActionError(UnknownCardError, IllegalActionError):
+    """An unknown card offered as a play: caught both as an unknown card and as an illegal action."""

@@ -1,0 +1,83 @@
+"""Shared helpers for the engine tests: explicit deals from short strings, state snapshots, random play."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from popejoan_env.cards import CARD_NAMES, PACK, PACK_MASK, parse_card
+from popejoan_env.engine import DEAD, NOT_IN_PACK, PLAYED, Deal
+from popejoan_env.rules import MODERN, Rules
+
+
+def make_deal(
+    hands: Sequence[str],
+    turnup: str,
+    *,
+    dead: str = "",
+    dealer: int = 0,
+    rules: Rules = MODERN,
+    board: Sequence[int] | Mapping[str, int] | None = None,
+    balances: Sequence[int] | None = None,
+) -> Deal:
+    """A deal from short hand strings such as ``"2C 3C KH"`` (seat 0 first).
+
+    Every card not named in a hand goes to the dead hand (``dead`` first, then
+    the rest in id order), and the ``turnup`` is the dead hand's last card, so
+    a test names only the cards that matter.
+    """
+    named = [parse_card(c) for h in hands for c in h.split()] + [parse_card(c) for c in dead.split()]
+    named.append(parse_card(turnup))
+    rest = [CARD_NAMES[c] for c in PACK if c not in set(named)]
+    dead_cards = dead.split() + rest + [turnup]
+    return Deal.from_cards([h.split() for h in hands], dead_cards, dealer, rules, board, balances)
+
+
+def play_all(deal: Deal, cards: str) -> None:
+    """Play a space-separated list of cards in order (each must be legal)."""
+    for c in cards.split():
+        deal.play(c)
+
+
+def names(cards: Sequence[int]) -> list[str]:
+    """Notation of card ids, in the given order."""
+    return [CARD_NAMES[c] for c in cards]
+
+
+def snapshot(deal: Deal) -> dict[str, Any]:
+    """A deep copy of every slot of a deal, for before/after comparisons."""
+    return {name: copy.deepcopy(getattr(deal, name)) for name in Deal.__slots__}
+
+
+def check_partition(deal: Deal) -> None:
+    """The 51 cards are split exactly between the hands, the dead hand and the played cards."""
+    dead = deal.dead_mask
+    assert len(deal.dead) == dead.bit_count()
+    seen = dead | deal.played_mask
+    assert dead & deal.played_mask == 0
+    assert deal.played_mask.bit_count() == len(deal.plays)
+    for seat, hand in enumerate(deal.hands):
+        assert hand & seen == 0, f"seat {seat} shares cards"
+        assert hand.bit_count() == deal.counts[seat]
+        seen |= hand
+    assert seen == PACK_MASK
+    for c in range(52):
+        o = deal.owner[c]
+        if o >= 0:
+            assert (deal.hands[o] >> c) & 1
+        elif o == DEAD:
+            assert (dead >> c) & 1
+        elif o == PLAYED:
+            assert (deal.played_mask >> c) & 1
+        else:
+            assert o == NOT_IN_PACK and c == 20
+    assert (dead >> deal.turnup) & 1 and deal.dead[-1] == deal.turnup
+
+
+def random_choice(deal: Deal, rng: np.random.Generator) -> int:
+    """A uniformly random legal card for the seat to act."""
+    legal = deal.legal_actions()
+    return legal[0] if len(legal) == 1 else legal[int(rng.integers(len(legal)))]
