@@ -1,0 +1,576 @@
+# noqa: D212, D415
+"""
+# Pope Joan (PettingZoo AEC environment)
+
+| Creation           | `from popejoan_env import env` · `pettingzoo.make("aec", "popejoan/pope_joan-v1")` |
+|--------------------|-------------------------------------------------------|
+| Actions            | Discrete(52): play the card with that id              |
+| Parallel API       | No (turn order comes from the cards)                  |
+| Agents             | `player_0 … player_{n-1}` (3 ≤ n ≤ 8)                 |
+| Action Values      | [0, 51] (20 = 8♦ is never legal)                      |
+| Observation Shape  | `{"observation": float32[749], "action_mask": int8[52]}` |
+| Metadata name      | `pope_joan_v1`; render modes `human`, `ansi`          |
+
+Pope Joan for 3 to 8 players, rules per RULES.md (presets `modern` and
+`victorian`, every variant through a `Rules` object or a mapping).
+
+```python
+from popejoan_env import env
+e = env(players=4, rules="modern")
+e.reset(seed=7)
+for agent in e.agent_iter():
+    obs, reward, terminated, truncated, info = e.last()
+    if terminated or truncated:
+        action = None
+    else:
+        action = e.action_space(agent).sample(obs["action_mask"])
+    e.step(action)
+```
+
+Registration: importing this module (as `from popejoan_env import env` does)
+registers `popejoan/pope_joan-v1` with PettingZoo's registry where the
+installed PettingZoo has one (≥ 1.26), so `pettingzoo.make("aec",
+"popejoan/pope_joan-v1", players=5)` builds `env(players=5)`.
+
+## Arguments
+
+`env(players=4, rules="modern", render_mode=None, auto_forced=False, deals=1,
+dealer=None, illegal_reward=-100.0)`; `raw_env` takes the same except
+`illegal_reward`.
+
+| argument | meaning |
+|---|---|
+| `players` | 3 … 8 seats; agent `player_i` is seat `i` |
+| `rules` | `"modern"`, `"victorian"`, a `Rules` object or a mapping of options (`Rules.from_dict`) |
+| `render_mode` | `None`, `"ansi"` (`render()` returns the picture as a string) or `"human"` (printed after every step) |
+| `auto_forced` | `False`: every card of the deal is a step (a forced continuation, R8, has a one-card mask). `True`: forced cards are played by the env, so an agent is only asked to lead |
+| `deals` | K: an episode is a session of K deals with play, the board and balances carried and the deal passing left |
+| `dealer` | first dealer of each episode; `None` draws it from the env's generator at every reset |
+| `illegal_reward` | `env()` only: the reward of an agent that plays an illegal card (see below) |
+
+## Turn order
+
+The agent to act is the seat of the game's `to_act`: the holder of the next
+card of a sequence (possibly the same agent several times in a row), or the
+seat that must lead after a stop (R9).  It is not a rotation of seats.
+
+## Observation
+
+`observe(agent)` returns `{"observation": float32[749], "action_mask": int8[52]}`
+from that agent's seat, seats relative to it and padded to 8 (see
+`popejoan_env.observation`, layout version `OBS_VERSION = 1`).  The mask is all
+zero for every agent but the one to act, and all zero once the episode is over.
+
+| field | start | length | contents |
+|---|---|---|---|
+| hand | 0 | 52 | 1 for each card in the observer's hand |
+| played_by | 52 | 416 | 8 planes of 52: cards played this deal by relative seat 0..7 |
+| turnup | 468 | 52 | one-hot: the turned-up card (in the dead hand, seen by all) |
+| trumps | 520 | 4 | one-hot: trumps suit (C, D, H, S) |
+| board | 524 | 8 | counters on pope, matrimony, intrigue, ace, king, queen, jack, game, ÷16 |
+| balances | 532 | 8 | each relative seat's counters, ÷64 (may be negative) |
+| hand_sizes | 540 | 8 | cards left in each relative seat's hand, ÷16 |
+| dealer | 548 | 8 | one-hot: relative seat of the dealer |
+| leader | 556 | 8 | one-hot: relative seat that led the current sequence (or must lead) |
+| to_act | 564 | 8 | one-hot: relative seat to act (all 0 once the deal is over) |
+| forced | 572 | 52 | one-hot: the card that must be played next (R8), all 0 when none |
+| lead_due | 624 | 1 | 1 when the seat to act must lead (R7) |
+| known_dead | 625 | 52 | cards known to be in the dead hand: the turn-up and successors revealed by stops |
+| dead_hand | 677 | 52 | the whole dead hand, only when this seat may see it (else 0) |
+| sees_dead_hand | 729 | 1 | 1 when dead_hand is filled in (dealer, rule dealer_sees_dead_hand) |
+| dead_size | 730 | 1 | cards in the dead hand, ÷16 |
+| pope_out | 731 | 1 | 1 while the 9♦ has not been played |
+| seats | 732 | 8 | 1 for each relative seat present at the table |
+| rules | 740 | 9 | rule flags: lead=any, deal=equal, deal=all_round, deal=fixed_stock, pope_turnup=ends_deal, pair_split=halves, ace_high, pope_excused, dealer_sees_dead_hand |
+
+Balances start at `rules.start_counters` (48) every episode.
+
+## Actions
+
+Action `i` plays the card with id `i = suit*13 + rank` (suits C D H S, ranks
+A 2 … K; `AC=0`, `9D=21`, `KS=51`).  Legal actions are those of the mask: under
+`lead="lowest_of_suit"` a lead has at most 4 (the lowest card of each suit
+held), a continuation exactly 1 (the forced card).
+
+Illegal actions: `raw_env.step` raises `IllegalActionError` (a `ValueError`)
+naming the agent, its seat, the card and the legal cards; nothing changes.
+`env()` applies PettingZoo's `TerminateIllegalWrapper`: an illegal card ends
+the episode for every agent, the offender gets `illegal_reward` (default
+**-100**, worse than any deal's outcome) and the others 0.
+
+## Rewards
+
+Counters won or lost.  When a deal with play ends, every agent gets its net
+change in counters over that deal (`Deal.delta`: dressing paid, compartments
+taken, payments at the end); a deal's rewards sum to minus the change of the
+counters on the board.  `_cumulative_rewards` follows PettingZoo: `last()` gives
+the agent's rewards since it last acted.
+
+## Episodes, sessions and deals that end at the turn-up
+
+* `deals=1` (default): the episode is one deal; it ends with `terminations`
+  all True.
+* `deals=K`: the episode is a session of K deals with play; each deal's
+  rewards are paid when it ends, the next deal (next dealer, board and balances
+  carried) follows within the same episode, and after the K-th deal
+  `truncations` are all True (the board still holds counters that later deals
+  would pay out, so the last state is not terminal).  With
+  `allow_credit=False` a session can also end early, when the next dealer
+  cannot pay the dressing: then `terminations` are True.
+* A deal that ends at its turn-up (`pope_turnup="ends_deal"`, the 9♦ turned,
+  R5) has no decision; it does not count towards K.  Its counters are settled
+  and the next deal (next dealer, board and balances carried) is dealt at once
+  in the same episode, so no agent is ever done right after `reset()`.  Its
+  rewards are paid with those of the next deal that ends, in the same step.
+* A deal injected through `reset(options={"deal": ...})` that ends at its
+  turn-up is treated the same way: it is settled (its record is in
+  `records()`), and play goes on into a random deal from the env's generator
+  with the next dealer; its counters are paid with that deal's.
+
+## Reset and options
+
+`reset(seed=None, options=None)`: `seed` creates a fresh
+`numpy.random.Generator`; without it the env's generator continues its stream
+(the first reset without any seed draws entropy from the OS).  Options:
+
+```python
+options = {
+    "deal": {"hands": [["AS", "3H", ...], ...],   # one list per seat, seat 0 first
+             "dead": [..., "QH"],                  # the dead hand, LAST card = turn-up
+             "dealer": 0},                         # optional, default 0
+    "board": {"pope": 6, "matrimony": 2},          # board before the dressing (default empty)
+    "balances": [48, 48, 48, 48],                  # balances before the deal (default start_counters)
+}
+```
+
+A bad deal, board or balances raises a `ValueError` (`InvalidDealError`)
+naming the problem, and the env is left exactly as it was.  Unknown top-level
+keys only warn (PettingZoo's `api_test` passes `{"options": 1}`).
+
+## Game records
+
+`records()` returns the `popejoan-record/1` dicts (`record.deal_record`) of
+every finished deal of the current episode, in order, including deals that
+ended at the turn-up; replaying them with `record.replay_record` (or through
+`reset(options=...)` and `step`) reproduces them exactly.
+
+## Version history
+
+* v1: first release (observation layout version 1).
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from popejoan_env.cards import CARD_NAMES, NUM_CARD_IDS, RANKS, SUIT_SYMBOLS, EIGHT_DIAMONDS, names_of
+from popejoan_env.engine import Deal, parse_board
+from popejoan_env.errors import (
+    GameOverError, IllegalActionError, InvalidDealError, PopeJoanError, UnknownCardError,
+)
+from popejoan_env.observation import OBS_SIZE, Encoder, bounds
+from popejoan_env.rules import COMPARTMENTS, Rules, check_players, resolve_rules
+from popejoan_env.session import Session
+
+ENV_NAME = "pope_joan_v1"
+"""PettingZoo name of this environment (``metadata["name"]``)."""
+ENV_ID = "popejoan/pope_joan-v1"
+"""Id under which ``env`` is registered with PettingZoo's registry."""
+ILLEGAL_REWARD = -100.0
+"""Default reward of an agent whose illegal card ends the episode under ``env()``."""
+
+_OPTION_KEYS = ("deal", "board", "balances")
+_DEAL_KEYS = ("hands", "dead", "dealer")
+_ZERO_MASK = np.zeros(NUM_CARD_IDS, dtype=np.int8)
+_ONE_HOT = np.eye(NUM_CARD_IDS, dtype=np.int8)
+# Far more deals than any episode plays; the env counts deals with play itself.
+_UNBOUNDED = 1 << 62
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The Pope Joan AEC env with PettingZoo's standard wrappers (illegal card → episode ends, ``illegal_reward``)."""
+    illegal_reward = float(kwargs.pop("illegal_reward", ILLEGAL_REWARD))
+    e: AECEnv = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
+
+
+class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
+    """Pope Joan as a PettingZoo AEC env without wrappers (illegal cards raise ``IllegalActionError``)."""
+
+    metadata = {
+        "render_modes": ["human", "ansi"],
+        "name": ENV_NAME,
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        players: int = 4,
+        rules: Rules | str | Mapping[str, Any] | None = "modern",
+        render_mode: str | None = None,
+        auto_forced: bool = False,
+        deals: int = 1,
+        dealer: int | None = None,
+    ) -> None:
+        super().__init__()
+        EzPickle.__init__(self, players, rules, render_mode, auto_forced, deals, dealer)
+        check_players(players)
+        self.rules: Rules = resolve_rules(rules)
+        if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
+            raise PopeJoanError(f"deals must be a positive integer (deals with play per episode), got {deals!r}")
+        if dealer is not None and (isinstance(dealer, bool) or not isinstance(dealer, int)
+                                   or not 0 <= dealer < players):
+            raise PopeJoanError(f"dealer must be None (random) or a seat 0..{players - 1}, got {dealer!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise PopeJoanError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.players = players
+        self.render_mode = render_mode
+        self.auto_forced = bool(auto_forced)
+        self.deals_per_episode = deals
+        self.first_dealer = dealer
+
+        self.possible_agents = [f"player_{i}" for i in range(players)]
+        self.agents = self.possible_agents[:]
+        self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
+        low, high = bounds()
+        self.observation_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(low=low, high=high, shape=(OBS_SIZE,), dtype=np.float32),
+                "action_mask": spaces.Box(low=0, high=1, shape=(NUM_CARD_IDS,), dtype=np.int8),
+            })
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(NUM_CARD_IDS) for a in self.possible_agents}
+
+        self._rng: np.random.Generator | None = None
+        self._session: Session | None = None
+        self._deal: Deal | None = None
+        self._encoder: Encoder | None = None
+        self._synced = False
+        self._over = True
+        self._rewards_dirty = False
+        self._played_deals = 0
+        self._pending = [0] * players
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[0]
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The (cached) observation space of an agent."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """The (cached) action space of an agent: Discrete(52)."""
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def deal(self) -> Deal:
+        """The deal in progress (or the last one, once the episode is over)."""
+        if self._deal is None:
+            raise GameOverError("call reset() first: there is no deal yet")
+        return self._deal
+
+    @property
+    def session(self) -> Session:
+        """The session of this episode (board, balances, every deal so far)."""
+        if self._session is None:
+            raise GameOverError("call reset() first: there is no session yet")
+        return self._session
+
+    def seat_of(self, agent: str) -> int:
+        """The seat of an agent (``player_i`` is seat ``i``)."""
+        return self._seat_of[agent]
+
+    def records(self) -> list[dict[str, Any]]:
+        """Game records (``popejoan-record/1``) of every finished deal of this episode, in order."""
+        from popejoan_env.record import deal_record
+
+        if self._session is None:
+            return []
+        return [deal_record(d) for d in self._session.deals if d.done]
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start an episode: a fresh generator from ``seed`` (else the stream goes on), options per the docs."""
+        explicit, board, balances = self._parse_options(options)
+        rng = np.random.default_rng(seed) if seed is not None else self._rng
+        if rng is None:
+            rng = np.random.default_rng()
+        if explicit is not None:
+            first_dealer = explicit[2]
+        elif self.first_dealer is not None:
+            first_dealer = self.first_dealer
+        else:
+            # Options are checked already: nothing after this draw can be refused.
+            first_dealer = int(rng.integers(self.players))
+        # Everything that can be refused is built before the env changes.
+        session = Session(self.rules, self.players, rng, _UNBOUNDED, first_dealer, board, balances)
+        first = session.next_deal(explicit[0], explicit[1]) if explicit is not None else session.next_deal()
+        self._rng = rng
+        self._session = session
+        pending = [0] * self.players
+        deal = first
+        if deal.done:
+            self._add(pending, deal.delta)
+            deal = self._next_playable(pending)
+            if deal is None:
+                raise GameOverError("the session ended at its first turn-up: the next dealer cannot pay the dressing")
+        self._pending = pending
+        self._played_deals = 0
+        self._over = False
+        self._set_deal(deal)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._rewards_dirty = False
+        self._skip_agent_selection = None
+        self.agent_selection = self.possible_agents[deal.to_act]
+
+    def _parse_options(
+        self, options: Mapping[str, Any] | None
+    ) -> tuple[tuple[Any, Any, int] | None, list[int] | None, list[int] | None]:
+        """Check reset options: (hands, dead, dealer) or None, board or None, balances or None."""
+        if options is None:
+            return None, None, None
+        if not isinstance(options, Mapping):
+            raise InvalidDealError(f"reset options must be a mapping with keys {list(_OPTION_KEYS)}, got {options!r}")
+        unknown = sorted(str(k) for k in options if k not in _OPTION_KEYS)
+        if unknown:
+            warnings.warn(f"{ENV_NAME}: reset ignores unknown option(s) {unknown}; options are {list(_OPTION_KEYS)}",
+                          stacklevel=3)
+        explicit = None
+        spec = options.get("deal")
+        if spec is not None:
+            if not isinstance(spec, Mapping):
+                raise InvalidDealError(f"options['deal'] must be a mapping with keys {list(_DEAL_KEYS)}, got {spec!r}")
+            bad = sorted(str(k) for k in spec if k not in _DEAL_KEYS)
+            if bad:
+                raise InvalidDealError(f"options['deal'] has unknown key(s) {bad}; keys are {list(_DEAL_KEYS)}")
+            for key in ("hands", "dead"):
+                if key not in spec:
+                    raise InvalidDealError(f"options['deal'] needs {key!r} (hands: one card list per seat; dead: turn-up last)")
+            hands = spec["hands"]
+            if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence) or len(hands) != self.players:
+                count = len(hands) if isinstance(hands, Sequence) else hands
+                raise InvalidDealError(f"options['deal']['hands'] must give {self.players} hands (one per seat), got {count!r}")
+            dealer = spec.get("dealer", 0)
+            if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < self.players:
+                raise InvalidDealError(f"options['deal']['dealer'] must be a seat 0..{self.players - 1}, got {dealer!r}")
+            explicit = (hands, spec["dead"], dealer)
+        board = options.get("board")
+        board_list = parse_board(board) if board is not None else None
+        balances = options.get("balances")
+        balance_list = None
+        if balances is not None:
+            if (isinstance(balances, (str, bytes)) or not isinstance(balances, Sequence) or len(balances) != self.players
+                    or not all(isinstance(b, int) and not isinstance(b, bool) for b in balances)):
+                raise InvalidDealError(f"options['balances'] must be {self.players} integers, got {balances!r}")
+            balance_list = list(balances)
+        return explicit, board_list, balance_list
+
+    # ------------------------------------------------------------------ play
+    def _set_deal(self, deal: Deal) -> None:
+        self._deal = deal
+        self._encoder = Encoder(deal)
+        self._synced = True
+
+    @staticmethod
+    def _add(total: list[int], delta: Sequence[int]) -> None:
+        for i, x in enumerate(delta):
+            total[i] += x
+
+    def _next_playable(self, pending: list[int]) -> Deal | None:
+        """Deal on until a deal needs a decision; deals ended at the turn-up add to ``pending``. None: session over."""
+        session = self._session
+        assert session is not None
+        while not session.over:
+            deal = session.next_deal()
+            if not deal.done:
+                return deal
+            self._add(pending, deal.delta)
+        return None
+
+    def step(self, action: Any) -> None:
+        """Play ``action`` (a card id) for the agent to act; see the module docs for rewards and episode ends."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        deal = self._deal
+        assert deal is not None
+        if type(action) is not int:
+            try:
+                action = operator.index(action)
+            except TypeError:
+                raise IllegalActionError(
+                    f"{agent} (seat {deal.to_act}) cannot play {action!r}: an action is a card id 0..51; "
+                    f"legal: {names_of(deal.legal_actions())}"
+                ) from None
+        try:
+            deal.play(action)
+        except (IllegalActionError, UnknownCardError) as err:
+            # One error type for every refused action, whatever the engine's reason.
+            raise IllegalActionError(f"{agent}: {err}") from None
+        if self._rewards_dirty:
+            self._clear_rewards()
+            self._rewards_dirty = False
+        self._cumulative_rewards[agent] = 0.0
+        if self.auto_forced:
+            while deal.forced >= 0:
+                deal.play(deal.forced)
+        self._synced = False
+        if deal.done:
+            self._end_of_deal(deal)
+        else:
+            self.agent_selection = self.possible_agents[deal.to_act]
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_of_deal(self, deal: Deal) -> None:
+        """Pay the deal's counters to every agent; deal on, or end the episode."""
+        total = self._pending
+        self._add(total, deal.delta)
+        self._played_deals += 1
+        nxt = None
+        if self._played_deals < self.deals_per_episode:
+            nxt = self._next_playable(total)
+        self._pending = [0] * self.players
+        rewards = self.rewards
+        for agent, x in zip(self.possible_agents, total):
+            rewards[agent] = float(x)
+        self._rewards_dirty = True
+        self._accumulate_rewards()
+        if nxt is not None:
+            self._set_deal(nxt)
+            self.agent_selection = self.possible_agents[nxt.to_act]
+            return
+        self._over = True
+        if self._played_deals >= self.deals_per_episode and self.deals_per_episode > 1:
+            self.truncations = dict.fromkeys(self.agents, True)
+        else:
+            self.terminations = dict.fromkeys(self.agents, True)
+        winner = deal.winner
+        self.agent_selection = self.possible_agents[winner if winner is not None else 0]
+
+    # ------------------------------------------------------------------ observe
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32[749], "action_mask": int8[52]}`` from ``agent``'s seat."""
+        seat = self._seat_of[agent]
+        encoder = self._encoder
+        if encoder is None:
+            raise GameOverError("call reset() before observe()")
+        if not self._synced:
+            encoder.sync()
+            self._synced = True
+        deal = self._deal
+        assert deal is not None
+        if seat != deal.to_act:
+            mask = _ZERO_MASK.copy()
+        elif deal.forced >= 0:
+            mask = _ONE_HOT[deal.forced].copy()
+        else:
+            mask = _ZERO_MASK.copy()
+            mask[deal.legal_actions()] = 1
+        return {"observation": encoder.observe(seat), "action_mask": mask}
+
+    def action_mask(self, agent: str) -> np.ndarray:
+        """The int8[52] legal-action mask of ``agent`` (all 0 unless it is to act)."""
+        return self.observe(agent)["action_mask"]
+
+    # ------------------------------------------------------------------ render
+    def render(self) -> str | None:
+        """``ansi``: the table as text; ``human``: print it."""
+        if self.render_mode is None:
+            warnings.warn("You are calling render method without specifying any render mode.", stacklevel=2)
+            return None
+        text = self._picture()
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def _picture(self) -> str:
+        """A readable picture of the table."""
+        if self._deal is None:
+            return "Pope Joan: no deal yet (call reset())"
+        deal = self._deal
+        names = self.possible_agents
+        session = self._session
+        assert session is not None
+        trumps = deal.trumps
+        lines = [
+            f"Pope Joan ({self.rules.name}, {deal.players} players) - deal {len(session.deals)} of the episode"
+            f" ({self._played_deals} of {self.deals_per_episode} deals with play finished);"
+            f" dealer {names[deal.dealer]}",
+            f"Turn-up {CARD_NAMES[deal.turnup]}: trumps {SUIT_SYMBOLS[trumps]}"
+            f"   known dead: {' '.join(names_of(deal.revealed_dead))}",
+            "Board:  " + "  ".join(f"{c} {x}" for c, x in zip(COMPARTMENTS, deal.board)),
+            "Played:",
+        ]
+        played = deal.played_mask
+        for suit in range(4):
+            row = []
+            for rank in range(13):
+                card = suit * 13 + rank
+                row.append(" " if card == EIGHT_DIAMONDS else RANKS[rank] if (played >> card) & 1 else ".")
+            lines.append(f"  {SUIT_SYMBOLS[suit]} {' '.join(row)}")
+        lines.append("Seats:")
+        for seat in range(deal.players):
+            marks = []
+            if seat == deal.dealer:
+                marks.append("dealer")
+            if seat == deal.to_act:
+                marks.append("to act")
+            lines.append(f"  {names[seat]:<9} {deal.counts[seat]:>2} cards  balance {deal.balances[seat]:>4}"
+                         f"  {' '.join(marks)}".rstrip())
+        if deal.plays:
+            seat, card = deal.plays[-1]
+            lines.append(f"Last card: {names[seat]} played {CARD_NAMES[card]}")
+        if deal.done:
+            result = f"{names[deal.winner]} went out" if deal.winner is not None else "ended at the turn-up"
+            lines.append(f"Deal over: {result}; counters won/lost {deal.delta}")
+        else:
+            seat = deal.to_act
+            hand = " ".join(names_of(deal.hands[seat]))
+            need = (f"must play {CARD_NAMES[deal.forced]}" if deal.forced >= 0
+                    else f"leads: one of {' '.join(names_of(deal.legal_actions()))}")
+            lines.append(f"{names[seat]} to act, {need}")
+            lines.append(f"Hand of {names[seat]}: {hand}")
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        """Nothing to release (text rendering only)."""
+
+
+def _register() -> None:
+    """Register ``env`` with PettingZoo's registry when this PettingZoo has one (≥ 1.26)."""
+    try:
+        from pettingzoo import aec_registry, register  # type: ignore[attr-defined]
+    except ImportError:  # older PettingZoo: no registry, direct import only
+        return
+    if ENV_ID not in aec_registry:
+        register("aec", ENV_ID, entry_point="popejoan_env.aec:env")
+
+
+_register()

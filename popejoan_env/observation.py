@@ -1,0 +1,462 @@
+"""One seat's observation as a numpy vector, seats relative to the observer, padded to 8 seats.
+
+The observation encodes exactly the fields of ``SeatView`` (``seat_view.py``,
+the single source of truth for what a seat may know), so nothing hidden can
+leak, and ``decode`` turns it back into that ``SeatView``.  Relative seat 0 is
+the observer, 1 the player on its left, and so on clockwise; rows for seats
+``>= players`` are zero, so one network can play any table size from 3 to 8.
+
+Counts are scaled by powers of two so that decoding is exact: board counters
+÷16, balances ÷64 (they can be negative), hand sizes and the dead-hand size
+÷16.  Card planes have 52 entries indexed by card id (``cards.py``; entry 20,
+the 8♦, is always 0).
+
+``OBS_VERSION = 1``, ``OBS_SIZE = 749``.  Layout (generated from ``LAYOUT`` by
+``layout_table()``; a test checks this copy):
+
+| field | start | length | contents |
+|---|---|---|---|
+| hand | 0 | 52 | 1 for each card in the observer's hand |
+| played_by | 52 | 416 | 8 planes of 52: cards played this deal by relative seat 0..7 |
+| turnup | 468 | 52 | one-hot: the turned-up card (in the dead hand, seen by all) |
+| trumps | 520 | 4 | one-hot: trumps suit (C, D, H, S) |
+| board | 524 | 8 | counters on pope, matrimony, intrigue, ace, king, queen, jack, game, ÷16 |
+| balances | 532 | 8 | each relative seat's counters, ÷64 (may be negative) |
+| hand_sizes | 540 | 8 | cards left in each relative seat's hand, ÷16 |
+| dealer | 548 | 8 | one-hot: relative seat of the dealer |
+| leader | 556 | 8 | one-hot: relative seat that led the current sequence (or must lead) |
+| to_act | 564 | 8 | one-hot: relative seat to act (all 0 once the deal is over) |
+| forced | 572 | 52 | one-hot: the card that must be played next (R8), all 0 when none |
+| lead_due | 624 | 1 | 1 when the seat to act must lead (R7) |
+| known_dead | 625 | 52 | cards known to be in the dead hand: the turn-up and successors revealed by stops |
+| dead_hand | 677 | 52 | the whole dead hand, only when this seat may see it (else 0) |
+| sees_dead_hand | 729 | 1 | 1 when dead_hand is filled in (dealer, rule dealer_sees_dead_hand) |
+| dead_size | 730 | 1 | cards in the dead hand, ÷16 |
+| pope_out | 731 | 1 | 1 while the 9♦ has not been played |
+| seats | 732 | 8 | 1 for each relative seat present at the table |
+| rules | 740 | 9 | rule flags: lead=any, deal=equal, deal=all_round, deal=fixed_stock, pope_turnup=ends_deal, pair_split=halves, ace_high, pope_excused, dealer_sees_dead_hand |
+
+``decode`` rebuilds ``SeatView.rules`` from the rule flags; the options that
+do not change play as seen by a seat (``dressing``, ``start_counters``,
+``allow_credit``) are not stored and come back at their defaults, so for the
+``modern`` and ``victorian`` presets ``decode(encode(deal, s), mask) ==
+seat_view(deal, s)`` exactly.
+
+>>> import numpy as np
+>>> from popejoan_env import Deal, MODERN
+>>> deal = Deal.new(MODERN, players=4, dealer=0, rng=np.random.default_rng(1))
+>>> obs = encode(deal, 1)
+>>> obs.shape, obs.dtype, int(obs[564])          # seat 1 is eldest: it acts (relative seat 0)
+((749,), dtype('float32'), 1)
+>>> decode(obs, action_mask(deal, 1)) == seat_view(deal, 1)
+True
+
+For the environment, ``Encoder`` keeps an absolute-seat state buffer that is
+updated incrementally as cards are played and builds a seat's observation
+with one gather through a precomputed index array; it gives the same arrays
+as ``encode``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from popejoan_env.cards import NUM_CARD_IDS, POPE, CardMask, iter_cards
+from popejoan_env.engine import Deal, lowest_of_suit_leads
+from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, Rules
+from popejoan_env.seat_view import SeatView, seat_view
+
+OBS_VERSION: int = 1
+"""Version of the layout below; bumped whenever the layout or its meaning changes."""
+
+MAX_SEATS = MAX_PLAYERS
+"""Seat rows in the observation: tables of fewer players are padded with zeros."""
+
+BOARD_SCALE = 1.0 / 16
+"""Board counters are stored ×1/16 (a power of two, so decoding is exact)."""
+BALANCE_SCALE = 1.0 / 64
+"""Balances are stored ×1/64."""
+SIZE_SCALE = 1.0 / 16
+"""Hand sizes and the dead-hand size are stored ×1/16."""
+
+RULE_FLAGS: tuple[tuple[str, object], ...] = (
+    ("lead", "any"),
+    ("deal", "equal"),
+    ("deal", "all_round"),
+    ("deal", "fixed_stock"),
+    ("pope_turnup", "ends_deal"),
+    ("pair_split", "halves"),
+    ("ace_high", True),
+    ("pope_excused", True),
+    ("dealer_sees_dead_hand", True),
+)
+"""The rules flags, in order: each is 1 when ``getattr(rules, option) == value``."""
+
+_SUITS = "CDHS"
+_C = NUM_CARD_IDS
+_S = MAX_SEATS
+
+_FIELDS: tuple[tuple[str, int, str], ...] = (
+    ("hand", _C, "1 for each card in the observer's hand"),
+    ("played_by", _S * _C, "8 planes of 52: cards played this deal by relative seat 0..7"),
+    ("turnup", _C, "one-hot: the turned-up card (in the dead hand, seen by all)"),
+    ("trumps", 4, "one-hot: trumps suit (C, D, H, S)"),
+    ("board", len(COMPARTMENTS), f"counters on {', '.join(COMPARTMENTS)}, ÷16"),
+    ("balances", _S, "each relative seat's counters, ÷64 (may be negative)"),
+    ("hand_sizes", _S, "cards left in each relative seat's hand, ÷16"),
+    ("dealer", _S, "one-hot: relative seat of the dealer"),
+    ("leader", _S, "one-hot: relative seat that led the current sequence (or must lead)"),
+    ("to_act", _S, "one-hot: relative seat to act (all 0 once the deal is over)"),
+    ("forced", _C, "one-hot: the card that must be played next (R8), all 0 when none"),
+    ("lead_due", 1, "1 when the seat to act must lead (R7)"),
+    ("known_dead", _C, "cards known to be in the dead hand: the turn-up and successors revealed by stops"),
+    ("dead_hand", _C, "the whole dead hand, only when this seat may see it (else 0)"),
+    ("sees_dead_hand", 1, "1 when dead_hand is filled in (dealer, rule dealer_sees_dead_hand)"),
+    ("dead_size", 1, "cards in the dead hand, ÷16"),
+    ("pope_out", 1, "1 while the 9♦ has not been played"),
+    ("seats", _S, "1 for each relative seat present at the table"),
+    ("rules", len(RULE_FLAGS), "rule flags: " + ", ".join(
+        f"{k}={v}" if isinstance(v, str) else k for k, v in RULE_FLAGS)),
+)
+
+
+def _layout() -> tuple[tuple[str, int, int, str], ...]:
+    rows, start = [], 0
+    for name, length, text in _FIELDS:
+        rows.append((name, start, length, text))
+        start += length
+    return tuple(rows)
+
+
+LAYOUT: tuple[tuple[str, int, int, str], ...] = _layout()
+"""The observation layout: rows of ``(name, start, length, description)``."""
+OBS_SIZE: int = LAYOUT[-1][1] + LAYOUT[-1][2]
+"""Length of the observation vector."""
+
+_START = {name: start for name, start, _, _ in LAYOUT}
+HAND = _START["hand"]
+PLAYED_BY = _START["played_by"]
+TURNUP = _START["turnup"]
+TRUMPS = _START["trumps"]
+BOARD = _START["board"]
+BALANCES = _START["balances"]
+HAND_SIZES = _START["hand_sizes"]
+DEALER = _START["dealer"]
+LEADER = _START["leader"]
+TO_ACT = _START["to_act"]
+FORCED = _START["forced"]
+LEAD_DUE = _START["lead_due"]
+KNOWN_DEAD = _START["known_dead"]
+DEAD_HAND = _START["dead_hand"]
+SEES_DEAD_HAND = _START["sees_dead_hand"]
+DEAD_SIZE = _START["dead_size"]
+POPE_OUT = _START["pope_out"]
+SEATS = _START["seats"]
+RULES = _START["rules"]
+
+
+def field(vector: np.ndarray, name: str) -> np.ndarray:
+    """The slice of an observation (or a batch, last axis) holding one field of ``LAYOUT``."""
+    for row_name, start, length, _ in LAYOUT:
+        if row_name == name:
+            return vector[..., start:start + length]
+    raise KeyError(f"no observation field {name!r}; fields are {[r[0] for r in LAYOUT]}")
+
+
+MAX_COUNTERS = 1 << 20
+"""Board compartments and |balances| are assumed below this for the bounds (float32 stays exact to 2**24)."""
+
+
+def bounds() -> tuple[np.ndarray, np.ndarray]:
+    """Finite ``(low, high)`` float32 arrays for a Box space holding every reachable observation."""
+    low = np.zeros(OBS_SIZE, dtype=np.float32)
+    high = np.ones(OBS_SIZE, dtype=np.float32)
+    high[BOARD:BOARD + len(COMPARTMENTS)] = MAX_COUNTERS * BOARD_SCALE
+    low[BALANCES:BALANCES + _S] = -MAX_COUNTERS * BALANCE_SCALE
+    high[BALANCES:BALANCES + _S] = MAX_COUNTERS * BALANCE_SCALE
+    high[HAND_SIZES:HAND_SIZES + _S] = 51 * SIZE_SCALE
+    high[DEAD_SIZE] = 51 * SIZE_SCALE
+    return low, high
+
+
+def layout_table() -> str:
+    """The layout as a Markdown table (the module docstring and the README carry this text)."""
+    lines = ["| field | start | length | contents |", "|---|---|---|---|"]
+    lines += [f"| {name} | {start} | {length} | {text} |" for name, start, length, text in LAYOUT]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- bit planes
+def _planes(masks: list[CardMask]) -> np.ndarray:
+    """Card bitmasks -> uint8 array [len(masks), 52] of 0/1."""
+    words = np.array(masks, dtype="<u8")
+    return np.unpackbits(words.view(np.uint8), bitorder="little").reshape(len(masks), 64)[:, :_C]
+
+
+def _mask_of_plane(plane: np.ndarray) -> CardMask:
+    """A 0/1 plane of 52 -> card bitmask."""
+    bits = np.zeros(64, dtype=np.uint8)
+    bits[:_C] = plane != 0
+    return int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little")
+
+
+def _rule_flags(rules: Rules) -> list[float]:
+    return [1.0 if getattr(rules, k) == v else 0.0 for k, v in RULE_FLAGS]
+
+
+def _one_hot_index(part: np.ndarray) -> int:
+    hits = np.flatnonzero(part)
+    return int(hits[0]) if len(hits) else -1
+
+
+# ---------------------------------------------------------------- stateless
+def encode_view(view: SeatView, out: np.ndarray | None = None) -> np.ndarray:
+    """The observation vector of a ``SeatView`` (float32 [OBS_SIZE])."""
+    if out is None:
+        out = np.zeros(OBS_SIZE, dtype=np.float32)
+    else:
+        out[:] = 0.0
+    n = view.players
+    dead = view.dead_hand if view.dead_hand is not None else 0
+    planes = _planes([view.hand, *view.played_by, 1 << view.turnup, view.known_dead, dead])
+    out[HAND:HAND + _C] = planes[0]
+    out[PLAYED_BY:PLAYED_BY + n * _C] = planes[1:1 + n].reshape(-1)
+    out[TURNUP:TURNUP + _C] = planes[1 + n]
+    out[KNOWN_DEAD:KNOWN_DEAD + _C] = planes[2 + n]
+    out[DEAD_HAND:DEAD_HAND + _C] = planes[3 + n]
+    out[TRUMPS + view.trumps] = 1.0
+    out[BOARD:BOARD + len(COMPARTMENTS)] = np.asarray(view.board, dtype=np.float32) * BOARD_SCALE
+    out[BALANCES:BALANCES + n] = np.asarray(view.balances, dtype=np.float32) * BALANCE_SCALE
+    out[HAND_SIZES:HAND_SIZES + n] = np.asarray(view.hand_sizes, dtype=np.float32) * SIZE_SCALE
+    out[DEALER + view.dealer] = 1.0
+    if view.leader >= 0:
+        out[LEADER + view.leader] = 1.0
+    if view.to_act >= 0:
+        out[TO_ACT + view.to_act] = 1.0
+        if view.forced < 0:
+            out[LEAD_DUE] = 1.0
+    if view.forced >= 0:
+        out[FORCED + view.forced] = 1.0
+    out[SEES_DEAD_HAND] = 1.0 if view.dead_hand is not None else 0.0
+    out[DEAD_SIZE] = view.dead_size * SIZE_SCALE
+    out[POPE_OUT] = 1.0 if view.pope_out else 0.0
+    out[SEATS:SEATS + n] = 1.0
+    out[RULES:RULES + len(RULE_FLAGS)] = _rule_flags(view.rules)
+    return out
+
+
+def encode(deal: Deal, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+    """The observation of ``deal`` from absolute ``seat`` (float32 [OBS_SIZE]); fills ``out`` if given."""
+    return encode_view(seat_view(deal, seat), out)
+
+
+def action_mask(deal: Deal, seat: int) -> np.ndarray:
+    """int8[52]: 1 for each card ``seat`` may play now; all 0 unless it is ``seat``'s turn."""
+    mask = np.zeros(_C, dtype=np.int8)
+    if deal.to_act == seat and not deal.done:
+        mask[deal.legal_actions()] = 1
+    return mask
+
+
+def decode_rules(vector: np.ndarray) -> Rules:
+    """The ``Rules`` stored in an observation's rule flags; other options at their defaults."""
+    flags = vector[RULES:RULES + len(RULE_FLAGS)] != 0
+    (lead_any, equal, all_round, fixed, ends, halves, ace_high, excused, sees) = (bool(f) for f in flags)
+    kind = "equal" if equal else "all_round" if all_round else "fixed_stock" if fixed else None
+    if kind is None:
+        raise ValueError("not an observation: no deal kind flag is set")
+    return Rules(
+        lead="any" if lead_any else "lowest_of_suit",
+        deal=kind,
+        pope_turnup="ends_deal" if ends else "pays_pope",
+        pair_split="halves" if halves else "none",
+        ace_high=ace_high,
+        pope_excused=excused,
+        dealer_sees_dead_hand=sees,
+    )
+
+
+def decode(vector: np.ndarray, mask: np.ndarray | None = None) -> SeatView:
+    """The ``SeatView`` an observation encodes (the exact inverse of ``encode``).
+
+    ``legal`` comes from ``mask`` when given; without it, it is worked out from
+    the observer's hand, the forced card and the rules.  ``rules`` comes from the
+    rule flags (``dressing``, ``start_counters``, ``allow_credit`` at defaults).
+    """
+    v = np.asarray(vector)
+    if v.shape != (OBS_SIZE,):
+        raise ValueError(f"an observation has shape ({OBS_SIZE},), got {v.shape}")
+    rules = decode_rules(v)
+    n = int(np.count_nonzero(v[SEATS:SEATS + _S]))
+    hand = _mask_of_plane(v[HAND:HAND + _C])
+    played_by = tuple(_mask_of_plane(v[PLAYED_BY + k * _C:PLAYED_BY + (k + 1) * _C]) for k in range(n))
+    to_act = _one_hot_index(v[TO_ACT:TO_ACT + _S])
+    forced = _one_hot_index(v[FORCED:FORCED + _C])
+    if mask is not None:
+        legal = tuple(int(c) for c in np.flatnonzero(np.asarray(mask)))
+    elif to_act != 0:
+        legal = ()
+    elif forced >= 0:
+        legal = (forced,)
+    elif rules.lead == "any":
+        legal = tuple(iter_cards(hand))
+    else:
+        legal = tuple(lowest_of_suit_leads(hand, rules.ace_high))
+    return SeatView(
+        rules=rules,
+        players=n,
+        hand=hand,
+        played_by=played_by,
+        turnup=_one_hot_index(v[TURNUP:TURNUP + _C]),
+        trumps=_one_hot_index(v[TRUMPS:TRUMPS + 4]),
+        board=tuple(int(round(float(x) / BOARD_SCALE)) for x in v[BOARD:BOARD + len(COMPARTMENTS)]),
+        balances=tuple(int(round(float(x) / BALANCE_SCALE)) for x in v[BALANCES:BALANCES + n]),
+        hand_sizes=tuple(int(round(float(x) / SIZE_SCALE)) for x in v[HAND_SIZES:HAND_SIZES + n]),
+        dealer=_one_hot_index(v[DEALER:DEALER + _S]),
+        leader=_one_hot_index(v[LEADER:LEADER + _S]),
+        to_act=to_act,
+        forced=forced,
+        known_dead=_mask_of_plane(v[KNOWN_DEAD:KNOWN_DEAD + _C]),
+        dead_hand=_mask_of_plane(v[DEAD_HAND:DEAD_HAND + _C]) if v[SEES_DEAD_HAND] else None,
+        dead_size=int(round(float(v[DEAD_SIZE]) / SIZE_SCALE)),
+        legal=legal,
+    )
+
+
+# ---------------------------------------------------------------- incremental
+# The incremental encoder keeps one float32 buffer in ABSOLUTE seats ("state")
+# and builds an observation with a single gather ``state[index[seat]]``.  The
+# state holds, at the same offsets as the observation for the shared fields,
+# every per-seat field for all 8 absolute seats, plus a constant 0 and 1 cell
+# that padding rows and per-observer flags point at.
+_ST_HANDS = OBS_SIZE                       # 8 × 52: hand of absolute seat s
+_ST_BAL = _ST_HANDS + _S * _C              # 8: balances by absolute seat
+_ST_SIZES = _ST_BAL + _S                   # 8: hand sizes by absolute seat
+_ST_DEALER = _ST_SIZES + _S                # 8: one-hot over absolute seats
+_ST_LEADER = _ST_DEALER + _S
+_ST_TO_ACT = _ST_LEADER + _S
+_ST_ZERO = _ST_TO_ACT + _S                 # constant 0.0
+_ST_ONE = _ST_ZERO + 1                     # constant 1.0
+_ST_SIZE = _ST_ONE + 1
+# The observation's played_by planes are stored by ABSOLUTE seat at PLAYED_BY.
+
+_INDEX_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
+
+
+def _index(players: int, seat: int, dead_seer: int) -> np.ndarray:
+    """Gather indices: observation position -> state position, for one observer."""
+    key = (players, seat, dead_seer)
+    idx = _INDEX_CACHE.get(key)
+    if idx is not None:
+        return idx
+    idx = np.arange(OBS_SIZE, dtype=np.intp)
+    cards = np.arange(_C)
+    idx[HAND:HAND + _C] = _ST_HANDS + seat * _C + cards
+    for k in range(_S):
+        base = PLAYED_BY + k * _C
+        if k < players:
+            a = (seat + k) % players
+            idx[base:base + _C] = PLAYED_BY + a * _C + cards
+            idx[BALANCES + k] = _ST_BAL + a
+            idx[HAND_SIZES + k] = _ST_SIZES + a
+            idx[DEALER + k] = _ST_DEALER + a
+            idx[LEADER + k] = _ST_LEADER + a
+            idx[TO_ACT + k] = _ST_TO_ACT + a
+            idx[SEATS + k] = _ST_ONE
+        else:
+            idx[base:base + _C] = _ST_ZERO
+            for part in (BALANCES, HAND_SIZES, DEALER, LEADER, TO_ACT, SEATS):
+                idx[part + k] = _ST_ZERO
+    sees = seat == dead_seer
+    idx[DEAD_HAND:DEAD_HAND + _C] = DEAD_HAND + cards if sees else _ST_ZERO
+    idx[SEES_DEAD_HAND] = _ST_ONE if sees else _ST_ZERO
+    idx.setflags(write=False)
+    _INDEX_CACHE[key] = idx
+    return idx
+
+
+class Encoder:
+    """Incremental observations of one deal: call ``sync()`` after cards are played, then ``observe(seat)``."""
+
+    __slots__ = ("deal", "state", "_mv", "_index", "_plays", "_awards", "_payments", "_revealed",
+                 "_to_act", "_leader", "_forced", "_n")
+
+    def __init__(self, deal: Deal) -> None:
+        self.deal = deal
+        n = deal.players
+        self._n = n
+        state = np.zeros(_ST_SIZE, dtype=np.float32)
+        state[_ST_ONE] = 1.0
+        planes = _planes([*deal.initial_hands, 1 << deal.turnup, deal.dead_mask])
+        state[_ST_HANDS:_ST_HANDS + n * _C] = planes[:n].reshape(-1)
+        state[TURNUP:TURNUP + _C] = planes[n]
+        state[DEAD_HAND:DEAD_HAND + _C] = planes[n + 1]
+        state[TRUMPS + deal.trumps] = 1.0
+        state[_ST_SIZES:_ST_SIZES + n] = np.array([bin(h).count("1") for h in deal.initial_hands]) * SIZE_SCALE
+        state[_ST_DEALER + deal.dealer] = 1.0
+        state[DEAD_SIZE] = len(deal.dead) * SIZE_SCALE
+        state[POPE_OUT] = 1.0
+        state[RULES:RULES + len(RULE_FLAGS)] = _rule_flags(deal.rules)
+        self.state = state
+        self._mv = memoryview(state)
+        seer = deal.dealer if deal.rules.dealer_sees_dead_hand else -1
+        self._index = [_index(n, s, seer) for s in range(n)]
+        self._plays = 0
+        self._awards = -1
+        self._payments = -1
+        self._revealed = 0
+        self._to_act = self._leader = self._forced = -1
+        self.sync()
+
+    def sync(self) -> None:
+        """Bring the state up to date with the deal (cheap: only what changed since the last call)."""
+        deal = self.deal
+        mv = self._mv
+        plays = deal.plays
+        k = self._plays
+        if len(plays) != k:
+            for seat, card in plays[k:]:
+                mv[_ST_HANDS + seat * _C + card] = 0.0
+                mv[PLAYED_BY + seat * _C + card] = 1.0
+                mv[_ST_SIZES + seat] -= SIZE_SCALE
+                if card == POPE:
+                    mv[POPE_OUT] = 0.0
+            self._plays = len(plays)
+        if len(deal.awards) != self._awards or len(deal.payments) != self._payments:
+            self._awards = len(deal.awards)
+            self._payments = len(deal.payments)
+            for i, x in enumerate(deal.board):
+                mv[BOARD + i] = x * BOARD_SCALE
+            for i, x in enumerate(deal.balances):
+                mv[_ST_BAL + i] = x * BALANCE_SCALE
+        revealed = deal.revealed_dead
+        if revealed != self._revealed:
+            for card in iter_cards(revealed & ~self._revealed):
+                mv[KNOWN_DEAD + card] = 1.0
+            self._revealed = revealed
+        to_act = deal.to_act
+        if to_act != self._to_act:
+            if self._to_act >= 0:
+                mv[_ST_TO_ACT + self._to_act] = 0.0
+            if to_act >= 0:
+                mv[_ST_TO_ACT + to_act] = 1.0
+            self._to_act = to_act
+        leader = deal.leader
+        if leader != self._leader:
+            if self._leader >= 0:
+                mv[_ST_LEADER + self._leader] = 0.0
+            if leader >= 0:
+                mv[_ST_LEADER + leader] = 1.0
+            self._leader = leader
+        forced = deal.forced
+        if forced != self._forced:
+            if self._forced >= 0:
+                mv[FORCED + self._forced] = 0.0
+            if forced >= 0:
+                mv[FORCED + forced] = 1.0
+            self._forced = forced
+        mv[LEAD_DUE] = 1.0 if forced < 0 and to_act >= 0 else 0.0
+
+    def observe(self, seat: int) -> np.ndarray:
+        """The observation of absolute ``seat`` as of the last ``sync()`` (a new float32 array)."""
+        return self.state.take(self._index[seat])
