@@ -15,6 +15,8 @@ or from explicit hands.  Hot paths are bit operations on ints and table look-ups
 
 from __future__ import annotations
 
+import functools
+
 import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -77,15 +79,34 @@ def _award_table(trumps: int) -> tuple[int, ...]:
 
 AWARD_OF: tuple[tuple[int, ...], ...] = tuple(_award_table(s) for s in range(4))
 
+_CLUBS, _DIAMONDS, _HEARTS, _SPADES = SUIT_MASKS
+
+
 def lowest_of_suit_leads(hand: CardMask, ace_high: bool = False) -> list[int]:
     """Legal leads under ``lead="lowest_of_suit"``: the lowest card held of each suit (R7)."""
+    if ace_high:
+        out = []
+        for suit_mask in SUIT_MASKS:
+            x = hand & suit_mask
+            if x:
+                if x & ~ACES_MASK:
+                    x &= ~ACES_MASK
+                out.append((x & -x).bit_length() - 1)
+        return out
+    # Unrolled over the four suits: this runs at every lead.
     out = []
-    for suit_mask in SUIT_MASKS:
-        x = hand & suit_mask
-        if x:
-            if ace_high and x & ~ACES_MASK:
-                x &= ~ACES_MASK
-            out.append((x & -x).bit_length() - 1)
+    x = hand & _CLUBS
+    if x:
+        out.append((x & -x).bit_length() - 1)
+    x = hand & _DIAMONDS
+    if x:
+        out.append((x & -x).bit_length() - 1)
+    x = hand & _HEARTS
+    if x:
+        out.append((x & -x).bit_length() - 1)
+    x = hand & _SPADES
+    if x:
+        out.append((x & -x).bit_length() - 1)
     return out
 
 
@@ -246,9 +267,9 @@ class Deal:
         self._ace_high = rules.ace_high
         self._pair_by = {KING: -1, QUEEN: -1, JACK: -1}
         # R1: dressing
-        for i, x in enumerate(rules.dressing):
-            board_list[i] += x
-        balance_list[dealer] -= sum(rules.dressing)
+        dressing = rules.dressing
+        board_list[:] = map(int.__add__, board_list, dressing)
+        balance_list[dealer] -= sum(dressing)
         # R5: turn-up payout
         comp = self._award[self.turnup]
         if comp >= 0:
@@ -308,19 +329,6 @@ class Deal:
             return self.hands[self.to_act]
         return mask_of(lowest_of_suit_leads(self.hands[self.to_act], self._ace_high))
 
-    def _is_legal_lead(self, card: int) -> bool:
-        if not 0 <= card < NUM_CARD_IDS:
-            return False
-        hand = self.hands[self.to_act]
-        if not (hand >> card) & 1:
-            return False
-        if self._lead_any:
-            return True
-        suit = hand & SUIT_MASKS[card // 13]
-        if self._ace_high and suit & ~ACES_MASK:
-            suit &= ~ACES_MASK
-        return (suit & -suit) == 1 << card
-
     def holder_of(self, card: int) -> int:
         """Seat holding a card, or ``DEAD``/``PLAYED``/``NOT_IN_PACK``."""
         return self.owner[card]
@@ -330,14 +338,47 @@ class Deal:
         """Play a card for the seat to act; an illegal card raises and changes nothing."""
         if type(card) is not int:
             card = self._parse_action(card)
-        if self.forced >= 0:
-            if card != self.forced:
+        seat = self.to_act
+        forced = self.forced
+        if forced >= 0:
+            if card != forced:
                 self._refuse(card)
         elif self.done:
             raise GameOverError(self._over_message())
-        elif not self._is_legal_lead(card):
+        elif not 0 <= card < NUM_CARD_IDS or not (self.hands[seat] >> card) & 1:
             self._refuse(card)
-        self._apply(self.to_act, card)
+        elif not self._lead_any:
+            suit = self.hands[seat] & SUIT_MASKS[card // 13]
+            if self._ace_high and suit & ~ACES_MASK:
+                suit &= ~ACES_MASK
+            if suit & -suit != 1 << card:
+                self._refuse(card)
+        # The legal card is played (R8-R11); this is _apply inlined, the engine's hot path.
+        bit = 1 << card
+        self.hands[seat] ^= bit
+        counts = self.counts
+        left = counts[seat] - 1
+        counts[seat] = left
+        owner = self.owner
+        owner[card] = PLAYED
+        self.played_mask |= bit
+        self.plays.append((seat, card))
+        if self._award[card] >= 0:
+            self._pay_for_card(seat, card)
+        if not left:
+            self._go_out(seat)
+            return
+        nxt = self._succ[card]
+        if nxt >= 0:
+            holder = owner[nxt]
+            if holder >= 0:
+                self.to_act = holder
+                self.forced = nxt
+                return
+            if holder == DEAD:
+                self.revealed_dead |= 1 << nxt
+        self.to_act = self.leader = seat
+        self.forced = -1
 
     def _over_message(self) -> str:
         how = f"seat {self.winner} went out" if self.winner is not None else "it ended at the turn-up (R5)"
@@ -375,30 +416,6 @@ class Deal:
         else:
             why = f"a lead must be the lowest card held of its suit (R7, lead={self.rules.lead})"
         raise IllegalActionError(f"seat {seat} cannot play {name}: {why}; legal: {legal}")
-
-    def _apply(self, seat: int, card: int) -> None:
-        """Play a legal card: R8 continuation, R9 stop, R10 payouts, R11 going out."""
-        self.hands[seat] ^= 1 << card
-        self.counts[seat] -= 1
-        self.owner[card] = PLAYED
-        self.played_mask |= 1 << card
-        self.plays.append((seat, card))
-        if self._award[card] >= 0:
-            self._pay_for_card(seat, card)
-        if not self.counts[seat]:
-            self._go_out(seat)
-            return
-        nxt = self._succ[card]
-        if nxt >= 0:
-            holder = self.owner[nxt]
-            if holder >= 0:
-                self.to_act = holder
-                self.forced = nxt
-                return
-            if holder == DEAD:
-                self.revealed_dead |= 1 << nxt
-        self.to_act = self.leader = seat
-        self.forced = -1
 
     def _pay_for_card(self, seat: int, card: int) -> None:
         """R10: the compartment of a trump honour or the Pope, and matrimony/intrigue."""
@@ -529,9 +546,14 @@ def parse_board(board: Sequence[int] | Mapping[str, int] | None) -> list[int]:
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _hand_sizes(rules: Rules, players: int) -> tuple[list[int], int]:
+    return rules.hand_sizes(players)
+
+
 def deal_cards(rules: Rules, players: int, dealer: int, order: Sequence[int]) -> tuple[list[list[int]], list[int]]:
     """Deal a shuffled pack (R3): one card at a time clockwise from eldest; returns hands by seat and the dead hand."""
-    sizes, dead_size = rules.hand_sizes(players)
+    sizes, dead_size = _hand_sizes(rules, players)
     hands: list[list[int]] = [[] for _ in range(players)]
     eldest = (dealer + 1) % players
     if rules.deal == "all_round":
