@@ -405,12 +405,10 @@ class Deal:
             )
         name = CARD_NAMES[card]
         if not (self.hands[seat] >> card) & 1:
-            where = self.owner[card]
-            held = (
-                f"seat {where} holds it" if where >= 0 else
-                "it has been played" if where == PLAYED else "it is in the dead hand"
-            )
-            why = f"seat {seat} does not hold it ({held})"
+            # Say only what the seat may know: naming another holder (or the dead hand)
+            # would let an agent probe hidden cards with illegal moves.
+            played = " (it has been played)" if self.owner[card] == PLAYED else ""
+            why = f"seat {seat} does not hold it{played}"
         elif self.forced >= 0:
             why = f"seat {seat} must continue the sequence with {CARD_NAMES[self.forced]} (R8)"
         else:

@@ -40,9 +40,14 @@ def refused(deal: Deal, card: object, error: type[PopeJoanError], *fragments: st
 # ----------------------------------------------------------------------------- plays
 def test_e20_card_not_held() -> None:
     deal = fresh()
-    refused(deal, "4C", IllegalActionError, "seat 1 cannot play 4C", "seat 0 holds it", "legal: ['2C', '5D']")
-    refused(deal, "6C", IllegalActionError, "seat 1 cannot play 6C", "dead hand")
-    refused(deal, "2H", IllegalActionError, "cannot play 2H", "dead hand")  # the turn-up
+    refused(deal, "4C", IllegalActionError, "seat 1 cannot play 4C", "seat 1 does not hold it", "legal: ['2C', '5D']")
+    # Where a card not held lies is hidden information: the message must not tell.
+    refused(deal, "6C", IllegalActionError, "seat 1 cannot play 6C", "seat 1 does not hold it")
+    refused(deal, "2H", IllegalActionError, "cannot play 2H", "does not hold it")  # the turn-up
+    for card in ("4C", "6C"):
+        with pytest.raises(IllegalActionError) as info:
+            deal.play(card)
+        assert "dead hand" not in str(info.value) and "seat 0" not in str(info.value)
     play_all(deal, "2C 3C 4C 5C")  # 6C dead: seat 2 leads
     refused(deal, "2C", IllegalActionError, "seat 2 cannot play 2C", "has been played", "legal: ['JD', '7S']")
 
@@ -59,7 +64,7 @@ def test_e20_wrong_card_during_forced_continuation() -> None:
     refused(deal, "5D", IllegalActionError, "seat 1 cannot play 5D", "must continue the sequence with 3C", "legal: ['3C']")
     deal.play("3C")
     refused(deal, "9S", IllegalActionError, "seat 0 cannot play 9S", "must continue the sequence with 4C")
-    refused(deal, "5C", IllegalActionError, "seat 0 cannot play 5C", "seat 2 holds it", "legal: ['4C']")
+    refused(deal, "5C", IllegalActionError, "seat 0 cannot play 5C", "seat 0 does not hold it", "legal: ['4C']")
 
 
 @pytest.mark.parametrize("card", ["8D", "1X", "", "ZZ", "10", "9DD", 99, -1, 20, 52, True, False, 1.5, None, np.int64(20)])
