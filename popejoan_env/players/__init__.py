@@ -1,0 +1,95 @@
+"""Players for any seat: scripted ones from naive to strong, and the factory that names them.
+
+| name | plays |
+|---|---|
+| ``random`` | a uniformly random legal card |
+| ``lowest`` | its lowest legal card, Aces first |
+| ``stops_first`` | the traditional advice: runs it knows end in a stop, then the Pope, then its lowest cards |
+| ``pool_hunter`` | for the honours, Matrimony, Intrigue and the Pope, weighing what is staked |
+| ``pimc`` | search: samples the hidden cards, plays each lead out, picks the best on average |
+
+``make_player("pimc:samples=32", seed=1)`` builds one from a spec (a name,
+optionally ``:key=value,key=value``); a path to a saved model (``*.zip`` or an
+existing file) is loaded by ``popejoan_env.players.learned.load_player``.
+
+>>> p = make_player("stops_first", seed=0)
+>>> p.name, sorted(SCRIPTED)
+('stops_first', ['lowest', 'pimc', 'pool_hunter', 'random', 'stops_first'])
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+
+from popejoan_env.players.base import Player, ScriptedPlayer, UnknownPlayerError
+from popejoan_env.players.pimc import PimcPlayer
+from popejoan_env.players.pool_hunter import PoolHunterPlayer
+from popejoan_env.players.simple import LowestPlayer, RandomPlayer
+from popejoan_env.players.stops_first import StopsFirstPlayer
+
+__all__ = [
+    "LowestPlayer", "PimcPlayer", "Player", "PoolHunterPlayer", "RandomPlayer", "SCRIPTED",
+    "ScriptedPlayer", "StopsFirstPlayer", "UnknownPlayerError", "make_player", "parse_spec",
+]
+
+SCRIPTED: dict[str, type[ScriptedPlayer]] = {
+    "random": RandomPlayer,
+    "lowest": LowestPlayer,
+    "stops_first": StopsFirstPlayer,
+    "pool_hunter": PoolHunterPlayer,
+    "pimc": PimcPlayer,
+}
+"""The scripted players by name, weakest first."""
+
+
+def is_model_path(spec: str) -> bool:
+    """True when a spec names a saved model file rather than a scripted player."""
+    return spec.endswith(".zip") or os.path.sep in spec or os.path.exists(spec)
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
+    """Split ``"pimc:samples=32,rollout=greedy"`` into the name and its parameters (numbers converted)."""
+    name, _, rest = spec.strip().partition(":")
+    params: dict[str, int | float | str] = {}
+    for item in filter(None, (p.strip() for p in rest.replace(":", ",").split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise UnknownPlayerError(f"player spec {spec!r}: parameter {item!r} is not key=value")
+        params[key.strip()] = _number(value.strip())
+    return name.strip(), params
+
+
+def _number(text: str) -> int | float | str:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def make_player(spec: str, seed: int | None = None) -> Player:
+    """A player from a spec: a scripted name with optional parameters, or a saved model's path."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise UnknownPlayerError(f"a player spec must be a non-empty string, got {spec!r}")
+    if is_model_path(spec):
+        if not os.path.exists(spec):
+            raise UnknownPlayerError(f"no saved model at {spec!r} (a player spec ending in .zip is a model file)")
+        try:
+            from popejoan_env.players.learned import load_player
+        except ImportError as err:
+            raise UnknownPlayerError(f"cannot load the model {spec!r}: the learned-player module is missing ({err})") from None
+        return load_player(spec, seed)
+    name, params = parse_spec(spec)
+    cls = SCRIPTED.get(name)
+    if cls is None:
+        raise UnknownPlayerError(
+            f"unknown player {name!r}; scripted players are {list(SCRIPTED)}, or give a path to a saved model (.zip)"
+        )
+    accepted = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "seed")]
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        takes = f"takes {accepted}" if accepted else "takes no parameters"
+        raise UnknownPlayerError(f"player {name!r} has no parameter(s) {unknown}; it {takes}")
+    return cls(seed=seed, **params)  # type: ignore[call-arg]

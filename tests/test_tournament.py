@@ -1,0 +1,210 @@
+"""The duplicate tournament: schedules, per-game accounting, honest intervals, outputs, reproducibility."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from popejoan_env import MODERN, Deal
+from popejoan_env.errors import IllegalActionError, PopeJoanError
+from popejoan_env.players import ScriptedPlayer, make_player
+from popejoan_env.rules import COMPARTMENTS
+from popejoan_env.tournament import (
+    DRESSING, FIELDS, NET, SETTLEMENT, WENT_OUT, TournamentResult, game_record, groups_of_deal,
+    make_schedule, mean_ci, run_duplicate, t_quantile_975,
+)
+
+
+def test_t_quantiles_match_student_t() -> None:
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for df in (1, 2, 5, 10, 29, 30, 31, 45, 100, 1999, 10**6):
+        assert t_quantile_975(df) == pytest.approx(scipy_stats.t.ppf(0.975, df), abs=2e-6)
+    assert math.isnan(t_quantile_975(0))
+
+
+def test_mean_ci_is_the_student_t_interval_of_the_mean() -> None:
+    mean, half = mean_ci([1.0, 2.0, 3.0, 4.0, float("nan")])
+    assert mean == 2.5
+    assert half == pytest.approx(3.182446 * np.std([1, 2, 3, 4], ddof=1) / 2)
+    assert math.isnan(mean_ci([3.0])[1])
+
+
+def test_schedules_for_equal_more_and_fewer_entrants_than_seats() -> None:
+    mode, groups = make_schedule(4, 4)
+    assert mode == "subsets" and len(groups) == 1 and groups[0][0].entrants == (0, 1, 2, 3)
+    mode, groups = make_schedule(5, 4)
+    assert mode == "subsets" and len(groups) == 5
+    assert Counter(e for g in groups for e in g[0].entrants) == {e: 4 for e in range(5)}
+    mode, groups = make_schedule(2, 4)
+    assert mode == "field" and len(groups) == 1
+    assert [lu.entrants for lu in groups[0]] == [(0, 1, 1, 1), (1, 0, 0, 0)]
+    assert [lu.scored for lu in groups[0]] == [(True, False, False, False)] * 2
+    mode, groups = make_schedule(3, 4)
+    assert mode == "field" and len(groups) == 3
+    with pytest.raises(PopeJoanError, match="at least 2 entrants"):
+        make_schedule(1, 4)
+    with pytest.raises(PopeJoanError, match="use 'field'"):
+        make_schedule(3, 4, "subsets")
+    with pytest.raises(PopeJoanError, match="unknown lineups mode"):
+        make_schedule(4, 4, "league")
+
+
+def test_windowed_subsets_are_played_equally_often() -> None:
+    _, groups = make_schedule(8, 4)  # 70 subsets
+    used = Counter(g for d in range(35) for g in groups_of_deal(d, len(groups), 12))
+    assert len(used) == 70 and set(used.values()) == {6}
+    assert groups_of_deal(0, 5, 12) == [0, 1, 2, 3, 4]
+
+
+def test_game_record_accounts_for_every_counter() -> None:
+    for seed in range(200):
+        players = 3 + seed % 6
+        rules = MODERN if seed % 2 else MODERN.replace(pope_turnup="ends_deal", pair_split="halves")
+        deal = Deal.new(rules, players, seed % players, np.random.default_rng(seed))
+        while not deal.done:
+            deal.play(deal.legal_actions()[-1])
+        rec = game_record(deal)
+        comps = rec[:, 1:1 + len(COMPARTMENTS)].sum(axis=1)
+        np.testing.assert_allclose(rec[:, NET], rec[:, DRESSING] + comps + rec[:, SETTLEMENT])
+        assert rec[:, SETTLEMENT].sum() == 0
+        assert rec[:, WENT_OUT].sum() == (deal.winner is not None)
+        assert rec[deal.dealer, DRESSING] == -15
+    assert FIELDS[0] == "net"
+
+
+class Recorder(ScriptedPlayer):
+    """Plays its lowest legal card and notes the hand it holds at the first decision of a game."""
+
+    def __init__(self, name: str, log: list) -> None:
+        self.name = name
+        self.log = log
+        super().__init__()
+
+    def choose(self, view):  # type: ignore[no-untyped-def]
+        if view.played == 0:
+            self.log.append((self.name, view.hand))
+        return min(view.legal)
+
+
+def test_every_entrant_plays_every_hand_of_a_deal() -> None:
+    log: list = []
+    entrants = [Recorder(f"p{i}", log) for i in range(4)]
+    # Victorian: any lead, so eldest always has a real first decision, holding its whole hand.
+    run_duplicate(entrants, deals=2, seed=3, rules="victorian")
+    deals = [Deal.new("victorian", 4, d, np.random.default_rng([3, d])) for d in range(2)]
+    assert len(log) == 2 * 4  # one first lead per game: 2 deals × 4 rotations
+    for d, deal in enumerate(deals):
+        looks = log[4 * d: 4 * d + 4]
+        # The same cards (eldest's) in every rotation, in the hands of a different entrant each time.
+        assert {hand for _, hand in looks} == {deal.initial_hands[deal.eldest]}
+        assert sorted(name for name, _ in looks) == ["p0", "p1", "p2", "p3"]
+
+
+def test_results_are_reproducible_and_do_not_depend_on_workers() -> None:
+    entrants = ["random", "lowest", "stops_first", "pool_hunter", "pimc:samples=2"]
+    a = run_duplicate(entrants, deals=6, seed=9)
+    b = run_duplicate(entrants, deals=6, seed=9)
+    c = run_duplicate(entrants, deals=6, seed=9, workers=2)
+    np.testing.assert_array_equal(a.per_deal, b.per_deal)
+    np.testing.assert_array_equal(a.per_deal, c.per_deal)
+    np.testing.assert_array_equal(np.isnan(a.pair), np.isnan(c.pair))
+    np.testing.assert_array_equal(np.nan_to_num(a.pair), np.nan_to_num(c.pair))
+    assert a.games == c.games == 6 * 5 * 4
+    assert a.decisions == c.decisions
+    d = run_duplicate(entrants, deals=6, seed=10)
+    assert not np.array_equal(a.per_deal, d.per_deal)
+
+
+def test_scores_are_consistent_between_per_deal_means_and_head_to_head() -> None:
+    r = run_duplicate(["random", "lowest", "stops_first", "pool_hunter"], deals=30, seed=4)
+    assert r.lineups == "subsets" and r.games == 30 * 4
+    net = r.per_deal[:, :, NET]
+    # With one lineup of everybody, the pair difference is the difference of the per-deal scores.
+    np.testing.assert_allclose(r.pair[0, 2], net[0] - net[2])
+    rows = {row["player"]: row for row in r.stats()}
+    assert rows["stops_first"]["dressing"] == pytest.approx(-15 / 4)
+    for row in rows.values():
+        total = sum(row["compartments"].values()) + row["settlement"] + row["dressing"]
+        assert total == pytest.approx(row["mean"])
+        assert row["low"] < row["mean"] < row["high"]
+        assert 0 <= row["go_out_rate"] <= 1
+    assert [row["rank"] for row in r.stats()] == [1, 2, 3, 4]
+    h = r.head_to_head()
+    assert h["random"]["lowest"]["mean"] == pytest.approx(-h["lowest"]["random"]["mean"])
+
+
+def test_field_lineups_score_the_lone_seat_against_copies() -> None:
+    r = run_duplicate(["stops_first", "random"], deals=40, seed=5, seats=5)
+    assert r.lineups == "field" and r.games == 40 * 2 * 5
+    assert r.schedule == [[["stops_first"] + ["random"] * 4, ["random"] + ["stops_first"] * 4]]
+    assert r.stats()[0]["player"] == "stops_first"
+    assert r.beats("stops_first", "random")
+
+
+def test_players_without_choose_get_the_aec_observation() -> None:
+    class ObservationOnly:
+        """Holds a scripted player but offers only the protocol's ``act``."""
+
+        def __init__(self) -> None:
+            self.inner = make_player("stops_first")
+            self.name = "obs_only"
+            self.calls = 0
+
+        def reset(self, seed: int | None = None) -> None:
+            self.inner.reset(seed)
+
+        def act(self, observation) -> int:  # type: ignore[no-untyped-def]
+            self.calls += 1
+            assert observation["observation"].dtype == np.float32 and observation["action_mask"].sum() > 1
+            return self.inner.act(observation)
+
+    wrapped = ObservationOnly()
+    a = run_duplicate([wrapped, "random", "lowest", "pool_hunter"], deals=5, seed=6)
+    b = run_duplicate(["stops_first", "random", "lowest", "pool_hunter"], deals=5, seed=6)
+    assert wrapped.calls > 0
+    np.testing.assert_array_equal(a.per_deal, b.per_deal)
+
+
+def test_an_illegal_choice_is_reported_with_the_players_name() -> None:
+    class Cheat(ScriptedPlayer):
+        name = "cheat"
+
+        def choose(self, view):  # type: ignore[no-untyped-def]
+            return 20  # the 8♦, never in play
+
+    with pytest.raises(IllegalActionError, match="player 'cheat' at seat"):
+        run_duplicate([Cheat(), "random", "lowest", "stops_first"], deals=2, seed=1)
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(PopeJoanError, match="at least 2 deals"):
+        run_duplicate(["random", "lowest"], deals=1, seed=1)
+    with pytest.raises(PopeJoanError, match="3 to 8"):
+        run_duplicate(["random", "lowest"], deals=2, seed=1, seats=9)
+    with pytest.raises(PopeJoanError, match="unknown player"):
+        run_duplicate(["random", "nobody"], deals=2, seed=1)
+
+
+def test_outputs_json_markdown_table_and_chart(tmp_path) -> None:
+    r = run_duplicate(["random", "lowest", "stops_first"], deals=4, seed=2, seats=3, rules="victorian")
+    data = json.loads(r.to_json())
+    assert data["format"] == "popejoan-tournament/1"
+    assert data["players"] == ["random", "lowest", "stops_first"]
+    assert data["rules"]["preset"] == "victorian" and data["seats"] == 3
+    assert {row["player"] for row in data["stats"]} == set(data["players"])
+    assert set(data["stats"][0]["compartments"]) == set(COMPARTMENTS)
+    assert len(data["per_deal_net"]["random"]) == 4
+    assert data["head_to_head"]["random"]["lowest"]["deals"] == 4
+    md = r.to_markdown()
+    assert "| rank | player |" in md and "Head to head" in md and "stops_first" in md
+    text = r.table()
+    assert "head to head" in text and "counters/deal" in text
+    paths = r.save(str(tmp_path / "sub" / "ladder"))
+    assert [p.rsplit(".", 1)[1] for p in paths] == ["json", "md", "png"]
+    with open(paths[2], "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert isinstance(r, TournamentResult)
