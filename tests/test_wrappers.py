@@ -1,0 +1,248 @@
+"""The single-agent Gymnasium view (popejoan_env.wrappers): API, masks, rewards, table sizes, opponents, seeding."""
+
+from __future__ import annotations
+
+import collections
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from popejoan_env.errors import IllegalActionError, PopeJoanError
+from popejoan_env.observation import OBS_SIZE, decode
+from popejoan_env.wrappers import OpponentMixError, PopeJoanGymEnv, make_vec_env, parse_mix
+
+
+def play_episode(env: PopeJoanGymEnv, rng: np.random.Generator, seed: int | None = None):
+    """One episode with random legal actions: (observations, rewards, last info)."""
+    obs, _ = env.reset(seed=seed)
+    observations, rewards = [obs], []
+    while True:
+        legal = np.flatnonzero(env.action_masks())
+        obs, reward, terminated, truncated, info = env.step(int(rng.choice(legal)))
+        observations.append(obs)
+        rewards.append(reward)
+        assert not truncated
+        if terminated:
+            return observations, rewards, info
+
+
+class LegalOnly(gym.ActionWrapper):
+    """Test helper: gymnasium's checker steps with unmasked random actions; map them to a legal card."""
+
+    def action(self, action: int) -> int:
+        legal = np.flatnonzero(self.env.unwrapped.action_masks())
+        return int(action) if action in legal else int(legal[0])
+
+
+def test_gymnasium_env_checker_passes() -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*infinity.*")  # balances are unbounded (credit)
+        warnings.filterwarnings("ignore", message=".*different from the unwrapped.*")  # LegalOnly, on purpose
+        check_env(LegalOnly(PopeJoanGymEnv(players=4, opponents="random")), skip_render_check=True)
+
+
+def test_spaces_and_observation_is_the_learners_view() -> None:
+    env = PopeJoanGymEnv(players=5, opponents="stops_first")
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (OBS_SIZE,) and obs.dtype == np.float32
+    assert env.observation_space.contains(obs)
+    assert env.action_space.n == 52
+    view = decode(obs, env.action_masks().astype(np.int8))
+    assert view.to_act == 0 and view.forced == -1 and view.players == 5
+    assert set(view.legal) == set(np.flatnonzero(env.action_masks()).tolist())
+
+
+@pytest.mark.parametrize("players", [3, 4, 6, 8])
+def test_masks_are_the_learners_real_choices(players: int) -> None:
+    env = PopeJoanGymEnv(players=players, opponents="random,lowest")
+    rng = np.random.default_rng(players)
+    for episode in range(40):
+        env.reset(seed=episode)
+        while True:
+            mask = env.action_masks()
+            deal, learner = env._deal, env._learner
+            assert mask.dtype == bool and mask.shape == (52,)
+            assert deal.to_act == learner and deal.forced < 0, "the learner is only asked to lead"
+            assert sorted(np.flatnonzero(mask).tolist()) == sorted(deal.legal_actions())
+            assert mask.sum() >= 2, "a lone legal lead is played automatically (auto_single)"
+            assert not mask[20], "the 8D is never legal"
+            _, _, terminated, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+            if terminated:
+                assert not env.action_masks().any()
+                break
+
+
+def test_auto_single_off_asks_for_lone_leads_too() -> None:
+    env = PopeJoanGymEnv(players=3, opponents="random", auto_single=False)
+    rng = np.random.default_rng(1)
+    sizes = collections.Counter()
+    for episode in range(60):
+        env.reset(seed=episode)
+        while True:
+            mask = env.action_masks()
+            sizes[int(mask.sum())] += 1
+            if env.step(int(rng.choice(np.flatnonzero(mask))))[2]:
+                break
+    assert sizes[1] > 0
+
+
+@pytest.mark.parametrize("deals", [1, 3])
+def test_rewards_sum_to_the_learners_counters(deals: int) -> None:
+    env = PopeJoanGymEnv(players=4, opponents="stops_first:1,random:1", deals=deals)
+    rng = np.random.default_rng(2)
+    for episode in range(60):
+        _, rewards, info = play_episode(env, rng, seed=100 + episode)
+        assert sum(rewards) == info["counters"]
+        learner = info["learner"]
+        if deals == 1:
+            # the deal's delta includes the dressing (dealer), the turn-up, compartments and the settlement
+            assert info["counters"] == env._deal.delta[learner]
+        else:
+            assert info["counters"] == env._deal.balances[learner] - env.rules.start_counters
+
+
+def test_reward_scale_scales_rewards_not_counters() -> None:
+    a = PopeJoanGymEnv(players=4, opponents="lowest")
+    b = PopeJoanGymEnv(players=4, opponents="lowest", reward_scale=0.1)
+    _, ra, ia = play_episode(a, np.random.default_rng(0), seed=7)
+    _, rb, ib = play_episode(b, np.random.default_rng(0), seed=7)
+    assert ia["counters"] == ib["counters"]
+    assert np.allclose(np.array(ra) * 0.1, rb)
+
+
+def test_mixed_table_sizes_share_one_observation_shape() -> None:
+    env = PopeJoanGymEnv(players="3,5,8", opponents="random")
+    rng = np.random.default_rng(3)
+    seen = collections.Counter()
+    for episode in range(90):
+        observations, _, info = play_episode(env, rng, seed=episode)
+        seen[info["players"]] += 1
+        assert all(o.shape == (OBS_SIZE,) for o in observations)
+        assert decode(observations[0]).players == info["players"]
+    assert set(seen) == {3, 5, 8}
+    assert min(seen.values()) >= 15
+
+
+def test_learner_seat_and_opponents_are_drawn_from_the_pool() -> None:
+    env = PopeJoanGymEnv(players=4, opponents="stops_first:0.75,random:0.25")
+    rng = np.random.default_rng(4)
+    names, seats = collections.Counter(), collections.Counter()
+    for episode in range(200):
+        _, _, info = play_episode(env, rng, seed=episode)
+        seats[info["learner"]] += 1
+        assert info["opponents"][info["learner"]] == "learner"
+        names.update(n for n in info["opponents"] if n != "learner")
+    assert set(seats) == {0, 1, 2, 3}
+    share = names["stops_first"] / sum(names.values())
+    assert 0.68 < share < 0.82
+
+
+def test_opponent_mix_parsing_and_errors() -> None:
+    assert parse_mix("stops_first:0.4,pool_hunter:0.2,random:0.1,self:0.3") == [
+        ("stops_first", 0.4), ("pool_hunter", 0.2), ("random", 0.1), ("self", 0.3)]
+    assert parse_mix({"a": 1, "b": 3}) == [("a", 0.25), ("b", 0.75)]
+    assert parse_mix(["random", "lowest"]) == [("random", 0.5), ("lowest", 0.5)]
+    with pytest.raises(OpponentMixError, match="not a number"):
+        parse_mix("random:lots")
+    with pytest.raises(OpponentMixError, match="positive sum"):
+        parse_mix("random:0")
+    with pytest.raises(OpponentMixError, match="twice"):
+        parse_mix("random,random")
+    with pytest.raises(PopeJoanError, match="nobody|unknown player"):
+        PopeJoanGymEnv(opponents="nobody:1")
+    with pytest.raises(PopeJoanError, match="no learner snapshot"):
+        PopeJoanGymEnv(opponents="self").reset(seed=0)
+
+
+def test_illegal_action_is_refused_and_changes_nothing() -> None:
+    env = PopeJoanGymEnv(players=4, opponents="random")
+    env.reset(seed=5)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    plays = list(env._deal.plays)
+    with pytest.raises(IllegalActionError, match="seat"):
+        env.step(illegal)
+    assert env._deal.plays == plays
+    with pytest.raises(PopeJoanError, match="reset"):
+        PopeJoanGymEnv(players=4).step(0)
+
+
+def test_same_seed_same_episodes_different_seed_different() -> None:
+    def trace(seed: int) -> list:
+        env = PopeJoanGymEnv(players="3,4", opponents="random:1,pimc:1")
+        rng = np.random.default_rng(0)
+        out = []
+        for k in range(4):
+            observations, rewards, info = play_episode(env, rng, seed=seed if k == 0 else None)
+            out.append((np.concatenate(observations).tobytes(), tuple(rewards), info["learner"], info["players"]))
+        return out
+
+    assert trace(11) == trace(11)
+    assert trace(11) != trace(12)
+
+
+def test_vec_envs_expose_masks_for_maskable_ppo() -> None:
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+
+    vec = make_vec_env(3, seed=0, vec_env="dummy", players=4, opponents="random")
+    assert is_masking_supported(vec)
+    vec.reset()
+    masks = get_action_masks(vec)
+    assert masks.shape == (3, 52) and masks.any(axis=1).all()
+    vec.close()
+
+
+def test_subproc_vec_env_works_with_masks() -> None:
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    vec = make_vec_env(2, seed=0, vec_env="subproc", players=4, opponents="stops_first")
+    try:
+        vec.reset()
+        for _ in range(20):
+            masks = get_action_masks(vec)
+            actions = [int(np.flatnonzero(m)[0]) for m in masks]
+            vec.step(np.array(actions))
+    finally:
+        vec.close()
+
+
+def test_self_play_snapshots_take_seats(tmp_path) -> None:
+    from sb3_contrib import MaskablePPO
+
+    from popejoan_env.players.learned import model_metadata, save_model
+
+    env = PopeJoanGymEnv(players=4, opponents="random")
+    model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, policy_kwargs=dict(net_arch=[16]), seed=0)
+    path = save_model(model, tmp_path / "snap.zip", model_metadata("modern", [4], [16]))
+    env = PopeJoanGymEnv(players=4, opponents="self", snapshots=[path], max_snapshots=2)
+    rng = np.random.default_rng(6)
+    for episode in range(10):
+        _, rewards, info = play_episode(env, rng, seed=episode)
+        assert sum(rewards) == info["counters"]
+        assert sum(n.startswith("self:") for n in info["opponents"]) == 3
+    for _ in range(2):
+        env.add_snapshot(path)
+    assert len(env.snapshot_paths) == 2  # the oldest left the pool
+    with pytest.raises(PopeJoanError, match="rules"):
+        PopeJoanGymEnv(players=4, rules="victorian", opponents="self", snapshots=[path])
+
+
+def test_balances_start_as_in_a_session_or_drawn_from_a_range() -> None:
+    env = PopeJoanGymEnv(players=4, opponents="random")
+    env.reset(seed=0)
+    start = env.rules.start_counters
+    assert env._deal.balances_before == (start,) * 4  # before the dealer's dressing
+    ranged = PopeJoanGymEnv(players=4, opponents="random", balance_range=(-5, 10))
+    seen = set()
+    for seed in range(20):
+        ranged.reset(seed=seed)
+        before = list(ranged._deal.balances_before)
+        seen.update(before)
+        _, rewards, info = play_episode(ranged, np.random.default_rng(seed))
+        assert sum(rewards) == info["counters"] == ranged._deal.delta[info["learner"]]
+    assert min(seen) >= -5 and max(seen) <= 10 and len(seen) > 5
+    with pytest.raises(PopeJoanError, match="balance_range"):
+        PopeJoanGymEnv(balance_range=(3, 1))

@@ -1,0 +1,427 @@
+"""Train a Pope Joan policy with MaskablePPO (sb3-contrib), CleanRL-style: one script, every knob a flag.
+
+    python training/train_ppo.py                       # defaults: modern, 4 players, < 15 min on 2 cores
+    python training/train_ppo.py --players 3,4,5 --opponents "stops_first:0.5,self:0.5" --total-timesteps 3000000
+    python training/train_ppo.py --help                # every knob, with its help text
+
+The learner plays one random seat of ``popejoan_env.wrappers.PopeJoanGymEnv``;
+the other seats are scripted players and frozen snapshots of the learner
+(self-play), drawn from the ``--opponents`` mix.  During training: a progress
+bar, TensorBoard logs (``charts/...``, ``losses/...``, ``eval/...``) under
+``<output-dir>/<run-name>/tb``, a duplicate-tournament evaluation against the
+scripted players every ``--eval-interval`` steps, checkpoints.  At the end it
+writes ``<output-dir>/<run-name>/model.zip`` (loadable with
+``popejoan_env.players.learned.load_player`` or by name in
+``training/benchmark.py``) and ``run.json`` (arguments, rules, observation
+version, package version, seed, evaluation results, throughput), then prints
+how the model does against each scripted player.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import json
+import os
+import platform
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class Args:
+    run_name: str = "ppo_modern_4p"
+    """name of the run: everything is written to <output-dir>/<run-name>/ (an existing run of that name is replaced)"""
+    output_dir: str = "models"
+    """directory that holds one sub-directory per run"""
+    seed: int = 1
+    """seed of everything: the deals, the opponents' generators, the network's initialisation, PPO's sampling"""
+    preset: str = "modern"
+    """rules preset to train on: modern or victorian"""
+    players: str = "4"
+    """table size, or a comma list such as 3,4,5 to mix table sizes in one run (observations are padded to 8 seats)"""
+    opponents: str = "stops_first:0.5,pool_hunter:0.2,random:0.05,self:0.25"
+    """opponents mix name:weight,...; each other seat draws a player from it every deal; 'self' = a frozen snapshot of the learner"""
+    deals_per_episode: int = 1
+    """deals in one episode (K > 1: a session with board and balances carried)"""
+    total_timesteps: int = 1_000_000
+    """learner decisions to train for (forced cards and lone legal leads are not decisions)"""
+    n_envs: int = 8
+    """environments stepped together (more envs = bigger batches for the network)"""
+    vec_env: str = "dummy"
+    """dummy: all envs in this process (fastest on 2 cores); subproc: one worker process per env"""
+    net_arch: str = "128,128"
+    """hidden layer widths of the policy and of the value network"""
+    activation: str = "tanh"
+    """hidden activation: tanh or relu"""
+    learning_rate: float = 3e-4
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 0 over the run"""
+    n_steps: int = 512
+    """steps per environment per rollout (the rollout has n_envs * n_steps steps)"""
+    batch_size: int = 512
+    """minibatch size of the PPO update"""
+    n_epochs: int = 10
+    """passes over each rollout"""
+    gamma: float = 1.0
+    """discount; an episode is a handful of decisions and every counter counts the same, so 1.0"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_range: float = 0.2
+    """PPO clipping"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """value-loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient clipping"""
+    reward_scale: float = 0.1
+    """rewards are counters times this (counters per deal run to tens)"""
+    balance_range: str = "-24,72"
+    """each seat's starting balance is drawn from this range (the tournament starts deals at 0, sessions at 48): balances do not change play, and the network should learn that"""
+    snapshot_interval: int = 100_000
+    """steps between self-play snapshots added to the opponents' 'self' pool"""
+    max_snapshots: int = 5
+    """snapshots kept in the 'self' pool (the oldest leave)"""
+    eval_interval: int = 250_000
+    """steps between evaluations (0 = only the final one)"""
+    eval_deals: int = 200
+    """duplicate deals per opponent in a periodic evaluation"""
+    eval_opponents: str = "stops_first"
+    """scripted players to evaluate against periodically (comma list); evaluations use the first table size of --players"""
+    final_eval_deals: int = 300
+    """duplicate deals per opponent in the final evaluation (0 = skip)"""
+    final_eval_opponents: str = "random,lowest,stops_first,pool_hunter,pimc"
+    """scripted players of the final evaluation (comma list)"""
+    checkpoint_interval: int = 500_000
+    """steps between checkpoints in <run>/checkpoints/ (0 = none)"""
+    torch_threads: int = 2
+    """torch CPU threads (0 = torch's default); on 2 cores 2 measured ~10% faster than 1: the updates use both cores while the envs wait"""
+    validate_args: bool = False
+    """torch.distributions argument checks; off is ~14% faster and the masks already keep actions legal"""
+    progress: bool = True
+    """show a progress bar"""
+    tensorboard: bool = True
+    """write TensorBoard logs to <run>/tb"""
+
+    @classmethod
+    def parse(cls, argv: list[str] | None = None) -> Args:
+        """Arguments from the command line; each field's docstring is its --help text."""
+        import argparse
+
+        helps = {k: v.replace("%", "%%") for k, v in _field_docs(cls).items()}  # argparse formats help with %
+        parser = argparse.ArgumentParser(
+            description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+        )
+        for f in dataclasses.fields(cls):
+            flag = "--" + f.name.replace("_", "-")
+            if f.type in (bool, "bool"):
+                parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=helps[f.name])
+            else:
+                kind = {"int": int, "float": float, "str": str}[f.type if isinstance(f.type, str) else f.type.__name__]
+                parser.add_argument(flag, type=kind, default=f.default, help=helps[f.name])
+        return cls(**vars(parser.parse_args(argv)))
+
+
+def _field_docs(cls: type) -> dict[str, str]:
+    """Attribute docstrings of a dataclass (the string after each field)."""
+    tree = ast.parse(inspect.getsource(cls))
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    docs = {}
+    for a, b in zip(body, body[1:]):
+        if isinstance(a, ast.AnnAssign) and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant):
+            docs[a.target.id] = b.value.value  # type: ignore[union-attr]
+    return docs
+
+
+# ---------------------------------------------------------------------- helpers
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def _names(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _clear_run(run_dir: str) -> None:
+    """Remove what an earlier run of the same name wrote (model, run.json, checkpoints, logs), nothing else."""
+    import glob
+
+    for pattern in ("model.zip", "run.json", "checkpoints/*.zip", "tb/events.out.tfevents.*"):
+        for path in glob.glob(os.path.join(run_dir, pattern)):
+            os.remove(path)
+
+
+def evaluate(policy: Any, opponents: list[str], deals: int, seed: int, rules: Any, players: int,
+             progress: bool = False) -> dict[str, dict[str, Any]]:
+    """Duplicate tournament of the policy against each scripted player: counters per deal with 95% CI."""
+    from popejoan_env.players import make_player
+    from popejoan_env.players.learned import LearnedPlayer
+    from popejoan_env.tournament import run_duplicate
+
+    out: dict[str, dict[str, Any]] = {}
+    for name in opponents:
+        learner = LearnedPlayer(policy, seed=seed, name="model")
+        result = run_duplicate([learner, make_player(name, seed=seed)], deals=deals, seed=seed, rules=rules,
+                               seats=players, progress=progress)
+        out[name] = summarise(result, "model", name)
+    return out
+
+
+def summarise(result: Any, me: str, other: str) -> dict[str, Any]:
+    """The model's and the opponent's mean counters per deal (95% CI) and their difference, from a TournamentResult."""
+    stats = {row["player"]: row for row in result.stats()}
+    a, b = stats[me], stats[other]
+    pair = result.head_to_head()[me][other]
+    return {
+        "deals": result.deals,
+        "model_mean": a["mean"], "model_ci95": a["ci95"],
+        "opponent_mean": b["mean"], "opponent_ci95": b["ci95"],
+        "diff_mean": pair["mean"], "diff_ci95": pair["ci95"],
+        "significant": bool(abs(pair["mean"]) > pair["ci95"]),
+    }
+
+
+def format_eval(rows: dict[str, dict[str, Any]]) -> str:
+    """A small text table of an evaluation."""
+    lines = [f"{'opponent':<14}{'model c/deal':>18}{'opponent c/deal':>18}{'model - opp':>18}"]
+    for name, r in rows.items():
+        diff = f"{r['diff_mean']:+.3f} ± {r['diff_ci95']:.3f}"
+        lines.append(f"{name:<14}{r['model_mean']:>+11.3f} ± {r['model_ci95']:.3f}"
+                     f"{r['opponent_mean']:>+11.3f} ± {r['opponent_ci95']:.3f}{diff:>18}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- main
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Train, evaluate, save; returns the run summary written to run.json."""
+    args = Args.parse(argv)
+    from popejoan_env import __version__
+    from popejoan_env.errors import PopeJoanError
+    from popejoan_env.observation import OBS_SIZE, OBS_VERSION
+    from popejoan_env.players import make_player
+    from popejoan_env.players.learned import model_metadata, policy_from_state, save_model
+    from popejoan_env.rules import Rules, check_players
+    from popejoan_env.wrappers import SELF, make_vec_env, parse_mix
+
+    # Every flag that can be wrong is checked before anything is written or torch is loaded.
+
+    rules = Rules.preset(args.preset)
+    try:
+        table_sizes, net_arch = _ints(args.players), _ints(args.net_arch)
+        balance_range = _ints(args.balance_range) or None
+    except ValueError as err:
+        raise PopeJoanError(f"--players, --net-arch and --balance-range take comma lists of integers: {err}") from None
+    if balance_range is not None and (len(balance_range) != 2 or balance_range[0] > balance_range[1]):
+        raise PopeJoanError(f"--balance-range must be LOW,HIGH with LOW <= HIGH, got {args.balance_range!r}")
+    for n in table_sizes:
+        check_players(n)
+    mix = parse_mix(args.opponents)
+    for name, _ in mix:
+        if name != SELF:
+            make_player(name)  # an unknown opponent is refused before anything is written
+    if args.activation not in ("tanh", "relu") or args.vec_env not in ("dummy", "subproc") or not net_arch:
+        raise PopeJoanError(f"--activation must be tanh or relu, --vec-env dummy or subproc, --net-arch non-empty; "
+                            f"got {args.activation!r}, {args.vec_env!r}, {args.net_arch!r}")
+    run_dir = os.path.join(args.output_dir, args.run_name)
+    ckpt_dir = os.path.join(run_dir, "checkpoints")
+    _clear_run(run_dir)
+    os.makedirs(ckpt_dir, exist_ok=True)
+
+    import torch
+
+    torch.distributions.Distribution.set_default_validate_args(args.validate_args)  # off: ~14% faster (MEASURED.md)
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+    from stable_baselines3.common.logger import Logger
+
+    # ---------------------------------------------------------------- seeding
+    # One place: the env seeds (env i gets seed + i; each env seeds its opponents),
+    # PPO's own seed (python random, numpy, torch via set_random_seed), eval seeds.
+    torch.manual_seed(args.seed)
+    env_seed = args.seed
+    ppo_seed = args.seed
+    eval_seed = args.seed + 10_000
+    # ---------------------------------------------------------------- seeding
+
+    env_kwargs = dict(players=table_sizes, rules=rules, opponents=args.opponents,
+                      max_snapshots=args.max_snapshots, deals=args.deals_per_episode,
+                      reward_scale=args.reward_scale, balance_range=balance_range)
+    uses_self = any(name == SELF for name, _ in mix)
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
+    meta_base = dict(run_name=args.run_name, seed=args.seed, opponents=args.opponents)
+
+    def metadata(steps: int) -> dict[str, Any]:
+        return model_metadata(rules, table_sizes, net_arch, args.activation, timesteps=steps, **meta_base)
+
+    vec = make_vec_env(args.n_envs, env_seed, args.vec_env, **env_kwargs)
+    lr: Any = args.learning_rate
+    if args.anneal_lr:
+        lr = lambda progress: args.learning_rate * progress  # noqa: E731  (progress goes 1 -> 0)
+    model = MaskablePPO(
+        "MlpPolicy", vec, learning_rate=lr, n_steps=args.n_steps, batch_size=args.batch_size,
+        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
+        ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
+        policy_kwargs=dict(net_arch=dict(pi=net_arch, vf=net_arch), activation_fn=activation),
+        seed=ppo_seed, device="cpu", verbose=0,
+        stats_window_size=2000,  # counters per deal are noisy (sd ~10): average many episodes for the charts
+    )
+    if uses_self:  # the 'self' share needs a snapshot before the first reset: the untrained network
+        first = save_model(model, os.path.join(ckpt_dir, "snapshot_0000000.zip"), metadata(0))
+        vec.env_method("add_snapshot", first)
+    if args.tensorboard:
+        board = _make_board_class()(os.path.join(run_dir, "tb"))
+        model.set_logger(Logger(os.path.join(run_dir, "tb"), [board]))
+
+    evals: list[dict[str, Any]] = []
+    clock = {"eval": 0.0}
+
+    def current_policy(steps: int) -> Any:
+        return policy_from_state(model.policy.state_dict(), metadata(steps))
+
+    class Callback(BaseCallback):
+        """Progress bar, charts, self-play snapshots, checkpoints and periodic evaluations."""
+
+        def _init_callback(self) -> None:
+            self.bar = None
+            if args.progress:
+                from tqdm.auto import tqdm
+
+                self.bar = tqdm(total=args.total_timesteps, unit="step", dynamic_ncols=True, smoothing=0.05,
+                                mininterval=1.0)
+            self.next_snap = args.snapshot_interval
+            self.next_eval = args.eval_interval or args.total_timesteps * 10
+            self.next_ckpt = args.checkpoint_interval or args.total_timesteps * 10
+            self.last_eval = ""
+
+        def _on_step(self) -> bool:
+            n = self.num_timesteps
+            if self.bar is not None and self.bar.n < args.total_timesteps:
+                # the last rollout may overshoot the total; the bar stops at it
+                self.bar.update(min(self.training_env.num_envs, args.total_timesteps - self.bar.n))
+            if uses_self and n >= self.next_snap:
+                self.next_snap += args.snapshot_interval
+                path = save_model(self.model, os.path.join(ckpt_dir, f"snapshot_{n:07d}.zip"), metadata(n))
+                self.training_env.env_method("add_snapshot", path)
+            if n >= self.next_ckpt:
+                self.next_ckpt += args.checkpoint_interval
+                save_model(self.model, os.path.join(ckpt_dir, f"step_{n:07d}.zip"), metadata(n))
+            if n >= self.next_eval:
+                self.next_eval += args.eval_interval
+                t0 = time.perf_counter()
+                rows = evaluate(current_policy(n), _names(args.eval_opponents), args.eval_deals, eval_seed,
+                                rules, table_sizes[0])
+                clock["eval"] += time.perf_counter() - t0
+                evals.append({"timesteps": n, "results": rows})
+                for name, r in rows.items():
+                    self.logger.record(f"eval/{name}/model_counters_per_deal", r["model_mean"])
+                    self.logger.record(f"eval/{name}/model_minus_opponent", r["diff_mean"])
+                self.last_eval = " ".join(f"model-{k} {r['diff_mean']:+.2f}" for k, r in rows.items())
+            return True
+
+        def _on_rollout_end(self) -> None:
+            buf = self.model.ep_info_buffer
+            if buf:
+                counters = float(np.mean([e["counters"] for e in buf]))
+                self.logger.record("charts/counters_per_episode", counters)
+                if self.bar is not None:
+                    post = f"counters/ep {counters:+.2f}"
+                    self.bar.set_postfix_str(post + (f" | eval {self.last_eval}" if self.last_eval else ""))
+
+        def _on_training_end(self) -> None:
+            if self.bar is not None:
+                self.bar.close()
+
+    print(f"training {args.run_name}: {args.preset}, players {table_sizes}, opponents {args.opponents}, "
+          f"{args.total_timesteps:,} steps, {args.n_envs} {args.vec_env} envs, obs {OBS_SIZE} (v{OBS_VERSION})",
+          flush=True)
+    t_start = time.perf_counter()
+    model.learn(total_timesteps=args.total_timesteps, callback=CallbackList([Callback()]))
+    wall = time.perf_counter() - t_start
+    steps = int(model.num_timesteps)
+    train_time = wall - clock["eval"]
+    model_path = save_model(model, os.path.join(run_dir, "model.zip"), metadata(steps))
+    vec.close()
+
+    final: dict[str, Any] = {}
+    if args.final_eval_deals > 0:
+        print(f"final evaluation: {args.final_eval_deals} duplicate deals against each of "
+              f"{args.final_eval_opponents}", flush=True)
+        t0 = time.perf_counter()
+        final = evaluate(current_policy(steps), _names(args.final_eval_opponents), args.final_eval_deals,
+                         eval_seed, rules, table_sizes[0], progress=args.progress)
+        final_time = time.perf_counter() - t0
+    else:
+        final_time = 0.0
+
+    import sb3_contrib
+    import stable_baselines3
+
+    summary = {
+        "run_name": args.run_name,
+        "command": "python training/train_ppo.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "args": dataclasses.asdict(args),
+        "rules": rules.to_dict(),
+        "obs_version": OBS_VERSION,
+        "obs_size": OBS_SIZE,
+        "package_version": __version__,
+        "seed": args.seed,
+        "timesteps": steps,
+        "wall_seconds": {"train": round(train_time, 1), "periodic_eval": round(clock["eval"], 1),
+                         "final_eval": round(final_time, 1)},
+        "learner_steps_per_s": round(steps / train_time, 1),
+        "evaluations": evals,
+        "final_evaluation": final,
+        "model": os.path.relpath(model_path, run_dir),
+        "versions": {"python": platform.python_version(), "torch": torch.__version__,
+                     "stable_baselines3": stable_baselines3.__version__, "sb3_contrib": sb3_contrib.__version__,
+                     "numpy": np.__version__},
+    }
+    with open(os.path.join(run_dir, "run.json"), "w") as fh:
+        json.dump(summary, fh, indent=1)
+    print(f"\n{steps:,} learner steps in {train_time:.0f} s of training ({steps / train_time:,.0f} steps/s); "
+          f"model: {model_path}")
+    if final:
+        print(f"\nagainst the scripted players ({args.final_eval_deals} duplicate deals each, "
+              f"{table_sizes[0]} players, counters per deal, 95% CI):")
+        print(format_eval(final))
+    return summary
+
+
+def _clean_name(key: str) -> str:
+    """SB3 logger keys -> CleanRL's TensorBoard names."""
+    if key.startswith("train/"):
+        return "losses/" + key[len("train/"):]
+    return {"rollout/ep_rew_mean": "charts/episodic_return", "rollout/ep_len_mean": "charts/episodic_length",
+            "time/fps": "charts/SPS"}.get(key, key)
+
+
+def _make_board_class() -> type:
+    from stable_baselines3.common.logger import TensorBoardOutputFormat
+
+    class CleanRLBoard(TensorBoardOutputFormat):
+        """TensorBoard output with CleanRL's key names (charts/..., losses/...)."""
+
+        def write(self, key_values: dict[str, Any], key_excluded: dict[str, Any], step: int = 0) -> None:
+            kv = {_clean_name(k): v for k, v in key_values.items()}
+            ex = {_clean_name(k): v for k, v in key_excluded.items()}
+            super().write(kv, ex, step)
+
+    return CleanRLBoard
+
+
+if __name__ == "__main__":
+    from popejoan_env.errors import PopeJoanError
+
+    try:
+        main()
+    except PopeJoanError as err:  # bad flags (preset, players, opponents ...): a message, not a traceback
+        sys.exit(f"train_ppo.py: error: {err}")
