@@ -1,0 +1,42 @@
+"""The README's runnable parts stay runnable: the engine tour and the two quick-start commands."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def block_after(marker: str) -> str:
+    """The fenced code block that follows an HTML comment marker."""
+    match = re.search(rf"<!-- {marker} -->\s*```\w*\n(.*?)```", README, re.S)
+    assert match, f"no code block after <!-- {marker} --> in README.md"
+    return match.group(1)
+
+
+def test_engine_tour_runs() -> None:
+    code = block_after("tour")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "winner" in out.stdout and "cannot play KS" in out.stdout
+
+
+def test_quick_start_is_two_one_line_commands() -> None:
+    main, tests = block_after("main-command").strip(), block_after("test-command").strip()
+    for command in (main, tests):
+        assert "\n" not in command and command.startswith("pip install torch==2.13.0 && ")
+    assert "train_ppo.py" in main and "pytest" in tests
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "test-command" in ci
+    extracted = subprocess.run(
+        ["awk", "/<!-- test-command -->/{getline; getline; print; exit}", "README.md"],
+        capture_output=True, text=True, cwd=ROOT, check=True,
+    ).stdout.strip()
+    assert extracted == block_after("test-command").strip()
