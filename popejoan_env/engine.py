@@ -170,8 +170,18 @@ class Deal:
         board_list = parse_board(board)
         balance_list = parse_balances(balances, players)
         order = [PACK[i] for i in rng.permutation(len(PACK)).tolist()]
-        hands, dead = deal_cards(rules, players, dealer, order)
-        return cls._start(rules, players, dealer, hands, dead, board_list, balance_list)
+        if rules.deal == "all_round":
+            hands, dead = deal_cards(rules, players, dealer, order)
+            return cls._start(rules, players, dealer, *_holdings(hands), dead, board_list, balance_list)
+        # Equal hands dealt round from eldest (as deal_cards does), in one pass: this runs every deal.
+        seats = _dealing_seats(rules, players, dealer)
+        owner = list(_EMPTY_OWNER)
+        masks = [0] * players
+        for c, seat in zip(order, seats):
+            owner[c] = seat
+            masks[seat] |= 1 << c
+        counts = [len(seats) // players] * players
+        return cls._start(rules, players, dealer, owner, masks, counts, order[len(seats):], board_list, balance_list)
 
     @classmethod
     def from_cards(
@@ -216,7 +226,7 @@ class Deal:
             raise InvalidDealError(f"not a partition of the 51 cards: missing {names_of(missing)}")
         board_list = parse_board(board)
         balance_list = parse_balances(balances, players)
-        return cls._start(rules, players, dealer, parsed, dead_ids, board_list, balance_list)
+        return cls._start(rules, players, dealer, *_holdings(parsed), dead_ids, board_list, balance_list)
 
     @classmethod
     def _start(
@@ -224,7 +234,9 @@ class Deal:
         rules: Rules,
         players: int,
         dealer: int,
-        hands: list[list[int]],
+        owner: list[int],
+        masks: list[CardMask],
+        counts: list[int],
         dead: list[int],
         board_list: list[int],
         balance_list: list[int],
@@ -234,16 +246,9 @@ class Deal:
         self.rules = rules
         self.players = players
         self.dealer = dealer
-        owner = [DEAD] * NUM_CARD_IDS
-        owner[card_id(DIAMONDS, 7)] = NOT_IN_PACK
-        masks = []
-        for seat, hand in enumerate(hands):
-            for c in hand:
-                owner[c] = seat
-            masks.append(mask_of(hand))
         self.hands = masks
         self.initial_hands = tuple(masks)
-        self.counts = [len(h) for h in hands]
+        self.counts = counts
         self.owner = owner
         self.dead = tuple(dead)
         self.dead_mask = mask_of(dead)
@@ -542,6 +547,26 @@ def parse_board(board: Sequence[int] | Mapping[str, int] | None) -> list[int]:
             raise InvalidDealError(f"board compartment {name} must hold a non-negative integer, got {v!r}")
         out.append(count)
     return out
+
+
+_EMPTY_OWNER: tuple[int, ...] = tuple(NOT_IN_PACK if c == card_id(DIAMONDS, 7) else DEAD for c in range(NUM_CARD_IDS))
+
+
+def _holdings(hands: list[list[int]]) -> tuple[list[int], list[CardMask], list[int]]:
+    """The owner table, hand bitmasks and hand sizes of hands given as card lists (seat 0 first)."""
+    owner = list(_EMPTY_OWNER)
+    for seat, hand in enumerate(hands):
+        for c in hand:
+            owner[c] = seat
+    return owner, [mask_of(hand) for hand in hands], [len(hand) for hand in hands]
+
+
+@functools.lru_cache(maxsize=1024)
+def _dealing_seats(rules: Rules, players: int, dealer: int) -> tuple[int, ...]:
+    """Seat receiving each card dealt to the players under equal hands (``deal_cards`` order)."""
+    q = _hand_sizes(rules, players)[0][0]
+    eldest = (dealer + 1) % players
+    return tuple((eldest + k % players) % players for k in range(q * players))
 
 
 @functools.lru_cache(maxsize=256)
