@@ -7,6 +7,8 @@ Commands:
   and for checking other implementations.
 * ``verify`` – replay every record of a file with this engine and check the
   recorded outcome; exits 1 naming the first record and field that differ.
+* ``play`` – a human at one seat of the AEC environment, against scripted
+  players or a saved model (``players/human.py``).
 
 Exit codes: 0 success, 1 a record does not verify, 2 bad usage or input
 (unknown preset or option, missing file), 130 interrupted.
@@ -233,6 +235,49 @@ def run_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_play_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--players", type=int, default=4, help="players at the table, 3..8 (default 4)")
+    parser.add_argument("--preset", default="modern", help=f"rules preset: {', '.join(PRESETS)} (default modern)")
+    parser.add_argument("--rules-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="change one rules option (JSON value), repeatable")
+    parser.add_argument("--opponents", default="stops_first",
+                        help="player spec for every other seat: a scripted name or a model path (default stops_first)")
+    parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    parser.add_argument("--deals", type=int, default=1, help="deals with play in the session (default 1)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the deal (default: fresh entropy)")
+
+
+def run_play(args: argparse.Namespace) -> int:
+    """Play at a terminal against scripted players or a model; forced cards are played for everyone."""
+    from popejoan_env.aec import raw_env
+    from popejoan_env.players import make_player
+    from popejoan_env.players.human import HumanPlayer
+
+    rules = parse_rules_options(args.preset, args.rules_option)
+    check_players(args.players)
+    if not 0 <= args.seat < args.players:
+        raise UsageError(f"--seat must be a seat 0..{args.players - 1}, got {args.seat}")
+    game = raw_env(players=args.players, rules=rules, render_mode="ansi", auto_forced=True, deals=args.deals)
+    game.reset(seed=args.seed)
+    you = f"player_{args.seat}"
+    seats = {agent: make_player(args.opponents, seed=i) for i, agent in enumerate(game.possible_agents)}
+    seats[you] = HumanPlayer(show_view=False)  # the rendered table below shows more
+    totals = {agent: 0.0 for agent in game.possible_agents}
+    for agent in game.agent_iter():
+        obs, reward, terminated, truncated, _ = game.last()
+        totals[agent] += reward
+        if terminated or truncated:
+            game.step(None)
+            continue
+        if agent == you:
+            print(game.render())
+        game.step(seats[agent].act(obs))
+    for record in game.records():
+        print(f"deal: {len(record['plays'])} cards played, winner seat {record['winner']}, counters {record['delta']}")
+    print(f"you (seat {args.seat}) won {totals[you]:+.0f} counters")
+    return 0
+
+
 # --------------------------------------------------------------------- the table
 COMMANDS: list[Command] = [
     Command(
@@ -255,12 +300,22 @@ payments, winner, delta and board_after.  Exit 0 if every record verifies,
 example:
   popejoan verify deals.jsonl""",
     ),
+    Command(
+        "play", "play at a terminal against scripted players or a saved model",
+        _add_play_arguments, run_play,
+        """You take one seat; every other seat is the --opponents player.  Forced
+continuations are played for everyone, so you are asked only when you lead
+with a choice: type a card such as 5D or th.
+
+example:
+  popejoan play --players 4 --opponents pimc --seed 3""",
+    ),
 ]
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with one subparser per entry of ``COMMANDS``."""
-    parser = _Parser(prog=PROG, description="Pope Joan: simulate deals and verify game records.")
+    parser = _Parser(prog=PROG, description="Pope Joan: simulate deals, verify game records, play at a terminal.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         p = sub.add_parser(
