@@ -16,13 +16,12 @@ or from explicit hands.  Hot paths are bit operations on ints and table look-ups
 from __future__ import annotations
 
 import functools
-
 import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from popejoan_env.cards import (
-    ACE, CARD_NAMES, DIAMONDS, JACK, KING, NUM_CARD_IDS, PACK, PACK_MASK, POPE, QUEEN,
+    ACE, CARD_NAMES, EIGHT_DIAMONDS, JACK, KING, NUM_CARD_IDS, PACK, PACK_MASK, POPE, QUEEN,
     SEVEN_DIAMONDS, SUIT_MASKS, CardMask, card_id, mask_of, names_of, parse_card,
 )
 from popejoan_env.errors import (
@@ -59,7 +58,7 @@ def _successors(ace_high: bool) -> tuple[int, ...]:
         for low, high in zip(ids, ids[1:]):
             table[low] = high
     table[SEVEN_DIAMONDS] = -1  # the 8♦ is out: the 7♦ is a stop
-    table[card_id(DIAMONDS, 7)] = -1
+    table[EIGHT_DIAMONDS] = -1
     return tuple(table)
 
 
@@ -175,7 +174,7 @@ class Deal:
             return cls._start(rules, players, dealer, *_holdings(hands), dead, board_list, balance_list)
         # Equal hands dealt round from eldest (as deal_cards does), in one pass: this runs every deal.
         seats = _dealing_seats(rules, players, dealer)
-        owner = list(_EMPTY_OWNER)
+        owner = list(EMPTY_OWNER)
         masks = [0] * players
         for c, seat in zip(order, seats):
             owner[c] = seat
@@ -403,7 +402,7 @@ class Deal:
     def _refuse(self, card: int) -> None:
         seat = self.to_act
         legal = names_of(self.legal_actions())
-        if not 0 <= card < NUM_CARD_IDS or card == card_id(DIAMONDS, 7):
+        if not 0 <= card < NUM_CARD_IDS or card == EIGHT_DIAMONDS:
             raise UnknownCardActionError(
                 f"seat {seat} cannot play card id {card!r}: not a card of the pack "
                 f"(ids 0..51, 20 = 8D excluded); legal: {legal}"
@@ -549,12 +548,13 @@ def parse_board(board: Sequence[int] | Mapping[str, int] | None) -> list[int]:
     return out
 
 
-_EMPTY_OWNER: tuple[int, ...] = tuple(NOT_IN_PACK if c == card_id(DIAMONDS, 7) else DEAD for c in range(NUM_CARD_IDS))
+EMPTY_OWNER: tuple[int, ...] = tuple(NOT_IN_PACK if c == EIGHT_DIAMONDS else DEAD for c in range(NUM_CARD_IDS))
+"""The ``owner`` table before any card is placed: every card DEAD, the 8♦ NOT_IN_PACK."""
 
 
 def _holdings(hands: list[list[int]]) -> tuple[list[int], list[CardMask], list[int]]:
     """The owner table, hand bitmasks and hand sizes of hands given as card lists (seat 0 first)."""
-    owner = list(_EMPTY_OWNER)
+    owner = list(EMPTY_OWNER)
     for seat, hand in enumerate(hands):
         for c in hand:
             owner[c] = seat

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from popejoan_env.cards import (
-    CARD_NAMES, DIAMONDS, JACK, KING, NUM_CARD_IDS, PACK_MASK, QUEEN, CardMask, card_id, cards_of,
+    CARD_NAMES, JACK, KING, PACK_MASK, QUEEN, CardMask, card_id, cards_of,
 )
-from popejoan_env.engine import AWARD_OF, DEAD, NOT_IN_PACK, PLAYED, SUCCESSOR, Deal
+from popejoan_env.engine import AWARD_OF, EMPTY_OWNER, PLAYED, SUCCESSOR, Deal
 from popejoan_env.errors import InvalidDealError
 from popejoan_env.seat_view import SeatView
 
@@ -45,8 +45,7 @@ def world_deal(view: SeatView, hands: Sequence[CardMask], dead: CardMask) -> Dea
         seen |= hand
     if seen != PACK_MASK or dead.bit_count() != view.dead_size or not (dead >> view.turnup) & 1:
         raise InvalidDealError("a world must deal out exactly the 51 cards, with the turn-up in the dead hand")
-    owner = [DEAD] * NUM_CARD_IDS
-    owner[card_id(DIAMONDS, 7)] = NOT_IN_PACK
+    owner = list(EMPTY_OWNER)
     for card in cards_of(played):
         owner[card] = PLAYED
     for k, hand in enumerate(hands):
@@ -112,8 +111,7 @@ class WorldSampler:
                 f"the view is inconsistent: {len(self.unseen)} unseen cards for hands of {self.sizes} "
                 f"and {hidden_dead} unseen dead-hand cards"
             )
-        owner = [DEAD] * NUM_CARD_IDS
-        owner[card_id(DIAMONDS, 7)] = NOT_IN_PACK
+        owner = list(EMPTY_OWNER)
         for card in cards_of(view.played):
             owner[card] = PLAYED
         for card in cards_of(view.hand):
