@@ -11,9 +11,9 @@ play) and ``KS=51``.  A set of cards is a ``CardMask``: a Python int whose bit
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable, Iterator
 
+from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import UnknownCardError
 
 CardMask = int
@@ -64,40 +64,31 @@ def rank_of(card: int) -> int:
 
 def card_name(card: int) -> str:
     """Notation of a card id, e.g. ``21 -> '9D'``."""
-    if type(card) is not int:
-        try:
-            card = operator.index(card) if not isinstance(card, bool) else card
-        except TypeError:
-            pass
-    if type(card) is not int or not 0 <= card < NUM_CARD_IDS:
-        raise UnknownCardError(f"unknown card id {card!r}: card ids are 0..51")
-    return CARD_NAMES[card]
+    value = as_int(card)
+    if value is None or not 0 <= value < NUM_CARD_IDS:
+        raise UnknownCardError(f"unknown card id {brief(card)}: card ids are 0..51")
+    return CARD_NAMES[value]
 
 
 def parse_card(text: str | int) -> int:
     """Card id of a notation string (``'9D'``, ``'10s'``, ``'th'``); ints in the pack pass through."""
-    if isinstance(text, bool):
-        raise UnknownCardError(f"unknown card {text!r}: a card is notation such as '9D' or an id 0..51")
-    if not isinstance(text, (int, str)) and hasattr(text, "__index__"):
-        # numpy integers (e.g. an action sampled by a policy) are card ids too.
-        try:
-            text = operator.index(text)
-        except TypeError:
-            raise UnknownCardError(f"unknown card {text!r}: expected notation such as '9D' or 'TS'") from None
-    if isinstance(text, int):
-        if 0 <= text < NUM_CARD_IDS and text != EIGHT_DIAMONDS:
-            return int(text)
-        if text == EIGHT_DIAMONDS:
-            raise UnknownCardError("unknown card 8D (id 20): the 8 of diamonds is not in the pack")
-        raise UnknownCardError(f"unknown card id {text!r}: card ids are 0..51, 20 (8D) excluded")
     if not isinstance(text, str):
-        raise UnknownCardError(f"unknown card {text!r}: expected notation such as '9D' or 'TS'")
+        value = as_int(text)  # card ids: ints and numpy integers (e.g. an action sampled by a policy), never bools
+        if value is None:
+            raise UnknownCardError(f"unknown card {brief(text)}: a card is notation such as '9D' or an id 0..51")
+        if 0 <= value < NUM_CARD_IDS and value != EIGHT_DIAMONDS:
+            return value
+        if value == EIGHT_DIAMONDS:
+            raise UnknownCardError("unknown card 8D (id 20): the 8 of diamonds is not in the pack")
+        raise UnknownCardError(f"unknown card id {brief(text)}: card ids are 0..51, 20 (8D) excluded")
+    if not isinstance(text, str):
+        raise UnknownCardError(f"unknown card {brief(text)}: expected notation such as '9D' or 'TS'")
     card = _PARSE.get(text.strip().upper())
     if card is None:
         if text.strip().upper() == "8D":
             raise UnknownCardError("unknown card '8D': the 8 of diamonds is not in the Pope Joan pack")
         raise UnknownCardError(
-            f"unknown card {text!r}: expected a rank of {RANKS} (or 10) followed by a suit of {SUITS}"
+            f"unknown card {brief(text)}: expected a rank of {RANKS} (or 10) followed by a suit of {SUITS}"
         )
     return card
 

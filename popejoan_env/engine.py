@@ -16,14 +16,14 @@ or from explicit hands.  Hot paths are bit operations on ints and table look-ups
 from __future__ import annotations
 
 import functools
-import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from popejoan_env.cards import (
     ACE, CARD_NAMES, EIGHT_DIAMONDS, JACK, KING, NUM_CARD_IDS, PACK, PACK_MASK, POPE, QUEEN,
-    SEVEN_DIAMONDS, SUIT_MASKS, CardMask, card_id, mask_of, names_of, parse_card,
+    SEVEN_DIAMONDS, SUIT_MASKS, CardMask, card_id, iter_cards, mask_of, names_of, parse_card,
 )
+from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import (
     GameOverError, IllegalActionError, InvalidDealError, UnknownCardActionError, UnknownCardError,
 )
@@ -31,6 +31,7 @@ from popejoan_env.rules import (
     ACE_C, COMPARTMENTS, GAME_C, INTRIGUE_C, JACK_C, KING_C, MATRIMONY_C, MODERN, POPE_C,
     QUEEN_C, Rules, check_players, resolve_rules,
 )
+from popejoan_env.seats import eldest, others_from
 
 DEAD = -1
 """``owner`` value of a card in the dead hand."""
@@ -63,6 +64,32 @@ def _successors(ace_high: bool) -> tuple[int, ...]:
 
 
 SUCCESSOR: dict[bool, tuple[int, ...]] = {False: _successors(False), True: _successors(True)}
+"""Table per ``ace_high``: card id -> its successor in the pack (R8), or -1 (a stop, R9)."""
+
+
+def _predecessors(successor: tuple[int, ...]) -> tuple[int, ...]:
+    table = [-1] * NUM_CARD_IDS
+    for card, nxt in enumerate(successor):
+        if nxt >= 0:
+            table[nxt] = card
+    return tuple(table)
+
+
+PREDECESSOR: dict[bool, tuple[int, ...]] = {k: _predecessors(v) for k, v in SUCCESSOR.items()}
+"""Table per ``ace_high``: card id -> the card whose successor it is, or -1 (nobody can lead up to it)."""
+
+KINGS_MASK: CardMask = mask_of(card_id(s, KING) for s in range(4))
+
+
+def successors_of(cards: CardMask, ace_high: bool) -> CardMask:
+    """The successors (R8) of a set of cards, as a bitmask: ``SUCCESSOR`` applied to every card at once.
+
+    Ace low, a card's successor is the next id of its suit (a King has none, and the 7♦'s would be the
+    8♦, which is not in the pack); under ``ace_high`` the King's is its suit's Ace and the Ace has none.
+    """
+    if ace_high:
+        return (((cards & ~KINGS_MASK & ~ACES_MASK) << 1) | ((cards & KINGS_MASK) >> 12)) & PACK_MASK
+    return ((cards & ~KINGS_MASK) << 1) & PACK_MASK
 
 
 def _award_table(trumps: int) -> tuple[int, ...]:
@@ -81,10 +108,20 @@ AWARD_OF: tuple[tuple[int, ...], ...] = tuple(_award_table(s) for s in range(4))
 _CLUBS, _DIAMONDS, _HEARTS, _SPADES = SUIT_MASKS
 
 
-def lowest_of_suit_leads(hand: CardMask, ace_high: bool = False) -> list[int]:
-    """Legal leads under ``lead="lowest_of_suit"``: the lowest card held of each suit (R7)."""
+def legal_leads(hand: CardMask, lead_any: bool, ace_high: bool) -> list[int]:
+    """The cards a seat holding ``hand`` may lead (R7): any card (``lead="any"``), else the lowest of each suit.
+
+    This is the one statement of the leading rule: ``Deal.legal_actions``,
+    ``Deal.play``'s check and ``observation.decode`` all call it.
+    """
+    out = []
+    if lead_any:
+        while hand:
+            low = hand & -hand
+            out.append(low.bit_length() - 1)
+            hand ^= low
+        return out
     if ace_high:
-        out = []
         for suit_mask in SUIT_MASKS:
             x = hand & suit_mask
             if x:
@@ -93,7 +130,6 @@ def lowest_of_suit_leads(hand: CardMask, ace_high: bool = False) -> list[int]:
                 out.append((x & -x).bit_length() - 1)
         return out
     # Unrolled over the four suits: this runs at every lead.
-    out = []
     x = hand & _CLUBS
     if x:
         out.append((x & -x).bit_length() - 1)
@@ -109,11 +145,34 @@ def lowest_of_suit_leads(hand: CardMask, ace_high: bool = False) -> list[int]:
     return out
 
 
+Choose = Callable[["Deal", list[int]], int]
+"""A decision function for ``Deal.play_out``: given the deal and the legal cards (two or more), the card to play."""
+
+
 class Deal:
-    """One deal of Pope Joan: the cards, the board, the balances and whose turn it is."""
+    """One deal of Pope Joan: the cards, the board, the balances and whose turn it is.
+
+    Fields are either **primary state** (what a deal *is*; everything else
+    follows from it and the rules) or **derived caches** kept in step with it
+    for speed.  ``from_cards`` and ``from_position`` build a deal from primary
+    state only; the caches are always computed, never taken from a caller.
+
+    Primary: ``rules``, ``players``, ``dealer``, ``hands`` (bitmask per seat),
+    ``dead`` (turn-up last), ``board``, ``balances``, ``board_before``,
+    ``balances_before``, ``initial_hands``, ``plays``, ``to_act``, ``forced``
+    (the card due, -1 when a lead is due), ``leader``, ``awards``,
+    ``payments``, ``winner``, ``done``.
+
+    Derived: ``hand_sizes`` (popcounts of ``hands``), ``owner`` (card → seat,
+    ``DEAD``, ``PLAYED`` or ``NOT_IN_PACK``), ``dead_mask``, ``turnup`` and
+    ``trumps`` (from ``dead``), ``played_mask`` and ``revealed_dead`` (from the
+    cards played), and the private tables ``_succ``, ``_award``, ``_lead_any``,
+    ``_ace_high`` (from the rules and trumps) and ``_pair_by`` (who played the
+    trump K, Q and J).
+    """
 
     __slots__ = (
-        "rules", "players", "dealer", "hands", "counts", "owner", "dead", "dead_mask", "turnup",
+        "rules", "players", "dealer", "hands", "hand_sizes", "owner", "dead", "dead_mask", "turnup",
         "trumps", "board", "board_before", "balances", "balances_before", "to_act", "forced",
         "leader", "plays", "awards", "payments", "winner", "done", "revealed_dead", "played_mask",
         "initial_hands", "_succ", "_award", "_lead_any", "_ace_high", "_pair_by",
@@ -123,7 +182,7 @@ class Deal:
     players: int
     dealer: int
     hands: list[CardMask]
-    counts: list[int]
+    hand_sizes: list[int]
     owner: list[int]
     dead: tuple[int, ...]
     dead_mask: CardMask
@@ -161,8 +220,8 @@ class Deal:
         try:
             check_players(players)
         except ValueError:
-            raise InvalidDealError(f"a deal needs 3 to 8 players, got {players!r}") from None
-        _check_dealer(dealer, players)
+            raise InvalidDealError(f"a deal needs 3 to 8 players, got {brief(players)}") from None
+        dealer = check_seat(dealer, players)
         if rng is None:
             raise InvalidDealError("a random deal needs an explicit numpy.random.Generator (rng=...)")
         # Check everything before drawing, so a refused deal leaves the generator untouched.
@@ -195,17 +254,17 @@ class Deal:
         """An explicit deal: one card list per seat (seat 0 first) and the dead hand, turn-up last."""
         rules = resolve_rules(rules)
         if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence):
-            raise InvalidDealError(f"hands must be a list of card lists, one per seat, got {hands!r}")
+            raise InvalidDealError(f"hands must be a list of card lists, one per seat, got {brief(hands)}")
         players = len(hands)
         try:
             check_players(players)
         except ValueError:
             raise InvalidDealError(f"a deal needs 3 to 8 hands, got {players}") from None
-        _check_dealer(dealer, players)
+        dealer = check_seat(dealer, players)
         parsed: list[list[int]] = []
         for seat, hand in enumerate(hands):
             if isinstance(hand, (str, bytes)) or not isinstance(hand, Sequence):
-                raise InvalidDealError(f"hand of seat {seat} must be a list of cards, got {hand!r}")
+                raise InvalidDealError(f"hand of seat {seat} must be a list of cards, got {brief(hand)}")
             if not hand:
                 raise InvalidDealError(f"hand of seat {seat} is empty: every seat needs at least one card")
             parsed.append([_parse_in_deal(c, f"hand of seat {seat}") for c in hand])
@@ -228,6 +287,200 @@ class Deal:
         return cls._start(rules, players, dealer, *_holdings(parsed), dead_ids, board_list, balance_list)
 
     @classmethod
+    def from_position(
+        cls,
+        hands: Sequence[CardMask | Iterable[str | int]],
+        dead: Sequence[str | int],
+        played: Sequence[CardMask | Iterable[str | int]],
+        to_act: int,
+        forced: int | str = -1,
+        leader: int | None = None,
+        dealer: int = 0,
+        rules: Rules | str | Mapping[str, Any] = MODERN,
+        board: Sequence[int] | Mapping[str, int] | None = None,
+        balances: Sequence[int] | None = None,
+    ) -> Deal:
+        """A position in the middle of a deal, ready to play on.
+
+        ``hands[s]`` are the cards seat ``s`` holds now and ``played[s]`` the
+        cards it has played (each a card list or a bitmask); ``dead`` is the
+        dead hand, turn-up last; ``to_act`` is the seat to play, ``forced`` the
+        card due (R8) or -1 when ``to_act`` must lead; ``leader`` is who led
+        the current sequence (default ``to_act``, required when a card is due).
+        ``board`` and ``balances`` are the counters now: no dressing or turn-up
+        payout is applied.  The position starts the deal's bookkeeping afresh:
+        ``plays``, ``awards`` and ``payments`` are empty, ``board_before`` and
+        ``balances_before`` are the given counters (so ``delta`` counts from
+        here) and ``initial_hands`` are the hands now.  What the cards played
+        imply is derived: who may still take matrimony and intrigue, and the
+        dead cards the stops have revealed.  Checked like ``from_cards``: a
+        partition of the 51 cards, a card due that ``to_act`` holds and whose
+        predecessor has been played.
+        """
+        rules = resolve_rules(rules)
+        if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence):
+            raise InvalidDealError(f"hands must be a list of card lists or bitmasks, one per seat, got {brief(hands)}")
+        players = len(hands)
+        try:
+            check_players(players)
+        except ValueError:
+            raise InvalidDealError(f"a position needs 3 to 8 hands, got {players}") from None
+        if isinstance(played, (str, bytes)) or not isinstance(played, Sequence) or len(played) != players:
+            raise InvalidDealError(f"played must give the cards played by each of the {players} seats")
+        dealer = check_seat(dealer, players)
+        to_act = check_seat(to_act, players, "to_act")
+        masks = [_mask_in_deal(h, "hand of seat", s) for s, h in enumerate(hands)]
+        played_by = [_mask_in_deal(p, "cards played by seat", s) for s, p in enumerate(played)]
+        if isinstance(dead, (str, bytes)) or not isinstance(dead, Sequence) or not dead:
+            raise InvalidDealError("the dead hand must be a non-empty list of cards; its last card is the turn-up")
+        dead_ids = [c if type(c) is int and (PACK_MASK >> c) & 1 and c >= 0 else _parse_in_deal(c, "dead hand")
+                    for c in dead]
+        seen = overlap = 0
+        for mask in (*masks, *played_by, mask_of(dead_ids)):
+            overlap |= seen & mask
+            seen |= mask
+        if overlap or len(set(dead_ids)) != len(dead_ids):
+            twice = names_of(overlap) if overlap else "a card of the dead hand"
+            raise InvalidDealError(f"not a partition of the 51 cards: {twice} twice")
+        if seen != PACK_MASK:
+            raise InvalidDealError(f"not a partition of the 51 cards: missing {names_of(PACK_MASK & ~seen)}")
+        empty = [s for s, m in enumerate(masks) if not m]
+        if empty:
+            raise InvalidDealError(f"seat {empty[0]} holds no card: the deal would be over (a position is mid-deal)")
+        forced_id = -1
+        if as_int(forced) != -1:
+            forced_id = _parse_in_deal(forced, "forced")
+            if not (masks[to_act] >> forced_id) & 1:
+                raise InvalidDealError(f"the card due {CARD_NAMES[forced_id]} is not in the hand of seat {to_act}")
+            before = PREDECESSOR[rules.ace_high][forced_id]
+            if before < 0 or not any((m >> before) & 1 for m in played_by):
+                raise InvalidDealError(
+                    f"{CARD_NAMES[forced_id]} cannot be due: the card it follows has not been played (R8)")
+        if leader is None:
+            if forced_id >= 0:
+                raise InvalidDealError("a position with a card due needs the leader of the current sequence")
+            leader = to_act
+        leader = check_seat(leader, players, "leader")
+        board_list = parse_board(board)
+        balance_list = parse_balances(balances, players)
+        return cls._resume(rules, players, dealer, masks, played_by, dead_ids, to_act, forced_id, leader,
+                           board_list, balance_list)
+
+    def rearranged(self, hands: Sequence[CardMask], dead: Sequence[int]) -> Deal:
+        """This position with the cards not yet played placed otherwise (a possible world of a search).
+
+        ``hands[s]`` is a bitmask of the same size as seat ``s``'s hand now and ``dead`` the dead hand with
+        the same turn-up last; the cards played, the counters and whose turn it is stay (the plays so far
+        are not replayed: a search keeps its worlds consistent with them).  Checked: sizes,
+        a partition of the 51 cards, and the card due (if any) in the hand of the seat to act.
+        """
+        players = self.players
+        if len(hands) != players:
+            raise InvalidDealError(f"a rearrangement needs {players} hands, got {len(hands)}")
+        dead_mask = mask_of(dead)
+        seen, overlap = self.played_mask | dead_mask, self.played_mask & dead_mask
+        for seat in range(players):
+            h = hands[seat]
+            if type(h) is not int or h.bit_count() != self.hand_sizes[seat]:
+                raise InvalidDealError(f"seat {seat} must hold {self.hand_sizes[seat]} cards in a rearrangement")
+            overlap |= seen & h
+            seen |= h
+        if overlap or seen != PACK_MASK or len(dead) != len(self.dead) or dead[-1] != self.turnup:
+            raise InvalidDealError("a rearrangement must place the unplayed cards exactly once, the same turn-up "
+                                   "last in a dead hand of the same size")
+        if self.forced >= 0 and not (hands[self.to_act] >> self.forced) & 1:
+            raise InvalidDealError(f"the card due {CARD_NAMES[self.forced]} must stay with seat {self.to_act}")
+        new = self.copy()
+        new.hands = list(hands)
+        initial = list(hands)
+        for seat, card in self.plays:
+            initial[seat] |= 1 << card
+        new.initial_hands = tuple(initial)
+        new.dead = tuple(dead)
+        new.dead_mask = dead_mask
+        owner = new.owner
+        for seat in range(players):
+            h = hands[seat]
+            while h:
+                low = h & -h
+                owner[low.bit_length() - 1] = seat
+                h ^= low
+        for card in dead:
+            owner[card] = DEAD
+        new.revealed_dead = (1 << self.turnup) | (successors_of(self.played_mask, self._ace_high) & dead_mask)
+        return new
+
+    @classmethod
+    def _resume(
+        cls,
+        rules: Rules,
+        players: int,
+        dealer: int,
+        hands: list[CardMask],
+        played_by: list[CardMask],
+        dead: list[int],
+        to_act: int,
+        forced: int,
+        leader: int,
+        board_list: list[int],
+        balance_list: list[int],
+    ) -> Deal:
+        """A mid-deal position from checked primary state; every cache derived here."""
+        self = cls.__new__(cls)
+        self.rules = rules
+        self.players = players
+        self.dealer = dealer
+        self.hands = hands
+        self.initial_hands = tuple(hands)
+        self.hand_sizes = [h.bit_count() for h in hands]
+        owner = list(EMPTY_OWNER)
+        played = 0
+        for seat in range(players):
+            h = hands[seat]
+            while h:
+                low = h & -h
+                owner[low.bit_length() - 1] = seat
+                h ^= low
+            played |= played_by[seat]
+        p = played
+        while p:
+            low = p & -p
+            owner[low.bit_length() - 1] = PLAYED
+            p ^= low
+        self.owner = owner
+        self.dead = tuple(dead)
+        self.dead_mask = dead_mask = mask_of(dead)
+        self.turnup = dead[-1]
+        self.trumps = trumps = dead[-1] // 13
+        self.board_before = tuple(board_list)
+        self.balances_before = tuple(balance_list)
+        self.board = board_list
+        self.balances = balance_list
+        self.plays = []
+        self.awards = []
+        self.payments = []
+        self.winner = None
+        self.done = False
+        self._succ = SUCCESSOR[rules.ace_high]
+        # A stop on a card whose successor lies in the dead hand showed that card to everyone (R9).
+        self.revealed_dead = (1 << self.turnup) | (successors_of(played, rules.ace_high) & dead_mask)
+        self.played_mask = played
+        self.to_act = to_act
+        self.forced = forced
+        self.leader = leader
+        self._award = AWARD_OF[trumps]
+        self._lead_any = rules.lead == "any"
+        self._ace_high = rules.ace_high
+        pair_by = {KING: -1, QUEEN: -1, JACK: -1}
+        for rank in pair_by:
+            bit = 1 << card_id(trumps, rank)
+            for s in range(players):
+                if played_by[s] & bit:
+                    pair_by[rank] = s
+        self._pair_by = pair_by
+        return self
+
+    @classmethod
     def _start(
         cls,
         rules: Rules,
@@ -247,7 +500,7 @@ class Deal:
         self.dealer = dealer
         self.hands = masks
         self.initial_hands = tuple(masks)
-        self.counts = counts
+        self.hand_sizes = counts
         self.owner = owner
         self.dead = tuple(dead)
         self.dead_mask = mask_of(dead)
@@ -280,22 +533,21 @@ class Deal:
             self._take("turnup", dealer, comp)
             if self.turnup == POPE and rules.pope_turnup == "ends_deal":
                 self._take("turnup", dealer, GAME_C)
-                for k in range(1, players):
-                    seat = (dealer + k) % players
-                    self._pay(seat, dealer, self.counts[seat])
+                for seat in others_from(dealer, players):
+                    self._pay(seat, dealer, self.hand_sizes[seat])
                 self.done = True
                 self.to_act = -1
                 self.leader = -1
                 return self
         # R6: eldest leads
-        self.to_act = self.leader = (dealer + 1) % players
+        self.to_act = self.leader = eldest(dealer, players)
         return self
 
     # ----------------------------------------------------------------- queries
     @property
     def eldest(self) -> int:
         """The seat left of the dealer, who leads first."""
-        return (self.dealer + 1) % self.players
+        return eldest(self.dealer, self.players)
 
     @property
     def delta(self) -> list[int]:
@@ -307,35 +559,60 @@ class Deal:
         """True when the player to act leads (R7) rather than continues a sequence (R8)."""
         return self.forced < 0
 
+    @property
+    def counts(self) -> list[int]:
+        """Deprecated name of ``hand_sizes`` (kept for one version)."""
+        import warnings
+
+        warnings.warn("Deal.counts is deprecated; use Deal.hand_sizes", DeprecationWarning, stacklevel=2)
+        return self.hand_sizes
+
     def legal_actions(self) -> list[int]:
         """Card ids the player to act may play now (empty once the deal is over)."""
         if self.forced >= 0:
             return [self.forced]
         if self.done:
             return []
-        hand = self.hands[self.to_act]
-        if self._lead_any:
-            out = []
-            while hand:
-                low = hand & -hand
-                out.append(low.bit_length() - 1)
-                hand ^= low
-            return out
-        return lowest_of_suit_leads(hand, self._ace_high)
+        return legal_leads(self.hands[self.to_act], self._lead_any, self._ace_high)
 
     def legal_mask(self) -> CardMask:
         """Bitmask of ``legal_actions()``."""
-        if self.forced >= 0:
-            return 1 << self.forced
-        if self.done:
-            return 0
-        if self._lead_any:
-            return self.hands[self.to_act]
-        return mask_of(lowest_of_suit_leads(self.hands[self.to_act], self._ace_high))
+        return mask_of(self.legal_actions())
 
-    def holder_of(self, card: int) -> int:
-        """Seat holding a card, or ``DEAD``/``PLAYED``/``NOT_IN_PACK``."""
-        return self.owner[card]
+    # ----------------------------------------------------------------- the decision loop
+    def advance(self, lone_leads: bool = True) -> list[int]:
+        """Play forced cards (R8) — and, with ``lone_leads``, leads with one legal card — until a seat has a
+        real choice; returns its legal cards, or ``[]`` once the deal is over.
+
+        This is the one loop that carries a deal from choice to choice: the
+        environments, the tournament, the search's rollouts and ``simulate``
+        all go through it (or through ``play_out``).
+        """
+        lead_any, ace_high, hands, apply = self._lead_any, self._ace_high, self.hands, self._apply
+        while not self.done:
+            forced = self.forced
+            if forced >= 0:
+                apply(forced)
+                continue
+            legal = legal_leads(hands[self.to_act], lead_any, ace_high)
+            if lone_leads and len(legal) == 1:
+                apply(legal[0])
+                continue
+            return legal
+        return []
+
+    def play_out(self, choose: Choose, lone_leads: bool = True) -> None:
+        """Play the deal to its end: forced cards (and lone leads) as ``advance`` does, ``choose(deal, legal)``
+        at every other decision (a card outside ``legal`` is refused by ``play``, naming what is legal)."""
+        advance, apply = self.advance, self._apply
+        legal = advance(lone_leads)
+        while legal:
+            card = choose(self, legal)
+            if type(card) is int and card in legal:
+                apply(card)
+            else:
+                self.play(card)
+            legal = advance(lone_leads)
 
     # ----------------------------------------------------------------- playing
     def play(self, card: int | str) -> None:
@@ -351,18 +628,18 @@ class Deal:
             raise GameOverError(self._over_message())
         elif not 0 <= card < NUM_CARD_IDS or not (self.hands[seat] >> card) & 1:
             self._refuse(card)
-        elif not self._lead_any:
-            suit = self.hands[seat] & SUIT_MASKS[card // 13]
-            if self._ace_high and suit & ~ACES_MASK:
-                suit &= ~ACES_MASK
-            if suit & -suit != 1 << card:
-                self._refuse(card)
-        # The legal card is played (R8-R11); this is _apply inlined, the engine's hot path.
+        elif not self._lead_any and card not in legal_leads(self.hands[seat], False, self._ace_high):
+            self._refuse(card)
+        self._apply(card)
+
+    def _apply(self, card: int) -> None:
+        """Play a card known to be legal for the seat to act (R8-R11): the engine's hot path."""
+        seat = self.to_act
         bit = 1 << card
         self.hands[seat] ^= bit
-        counts = self.counts
-        left = counts[seat] - 1
-        counts[seat] = left
+        sizes = self.hand_sizes
+        left = sizes[seat] - 1
+        sizes[seat] = left
         owner = self.owner
         owner[card] = PLAYED
         self.played_mask |= bit
@@ -396,7 +673,7 @@ class Deal:
             return parse_card(card)  # type: ignore[arg-type]
         except UnknownCardError as err:
             raise UnknownCardActionError(
-                f"seat {self.to_act} cannot play {card!r}: {err}; legal: {names_of(self.legal_actions())}"
+                f"seat {self.to_act} cannot play {brief(card)}: {err}; legal: {names_of(self.legal_actions())}"
             ) from None
 
     def _refuse(self, card: int) -> None:
@@ -404,7 +681,7 @@ class Deal:
         legal = names_of(self.legal_actions())
         if not 0 <= card < NUM_CARD_IDS or card == EIGHT_DIAMONDS:
             raise UnknownCardActionError(
-                f"seat {seat} cannot play card id {card!r}: not a card of the pack "
+                f"seat {seat} cannot play card id {brief(card)}: not a card of the pack "
                 f"(ids 0..51, 20 = 8D excluded); legal: {legal}"
             )
         name = CARD_NAMES[card]
@@ -445,9 +722,8 @@ class Deal:
         """R11: the game compartment, then a counter per card from each other player."""
         self._take("game", seat, GAME_C)
         pope_holder = self.owner[POPE] if self.rules.pope_excused else -1
-        for k in range(1, self.players):
-            other = (seat + k) % self.players
-            self._pay(other, seat, 0 if other == pope_holder else self.counts[other])
+        for other in others_from(seat, self.players):
+            self._pay(other, seat, 0 if other == pope_holder else self.hand_sizes[other])
         self.winner = seat
         self.done = True
         self.to_act = -1
@@ -468,17 +744,18 @@ class Deal:
     # ----------------------------------------------------------------- copies
     def copy(self) -> Deal:
         """An independent copy (for search players)."""
+        # Every slot, spelled out (a search copies deals by the thousand; a test checks none is missed).
         new = Deal.__new__(Deal)
-        for name in Deal.__slots__:
-            setattr(new, name, getattr(self, name))
-        new.hands = list(self.hands)
-        new.counts = list(self.counts)
-        new.owner = list(self.owner)
-        new.board = list(self.board)
-        new.balances = list(self.balances)
-        new.plays = list(self.plays)
-        new.awards = list(self.awards)
-        new.payments = list(self.payments)
+        new.rules, new.players, new.dealer = self.rules, self.players, self.dealer
+        new.hands, new.hand_sizes, new.owner = list(self.hands), list(self.hand_sizes), list(self.owner)
+        new.dead, new.dead_mask, new.turnup, new.trumps = self.dead, self.dead_mask, self.turnup, self.trumps
+        new.board, new.board_before = list(self.board), self.board_before
+        new.balances, new.balances_before = list(self.balances), self.balances_before
+        new.to_act, new.forced, new.leader = self.to_act, self.forced, self.leader
+        new.plays, new.awards, new.payments = list(self.plays), list(self.awards), list(self.payments)
+        new.winner, new.done, new.revealed_dead = self.winner, self.done, self.revealed_dead
+        new.played_mask, new.initial_hands = self.played_mask, self.initial_hands
+        new._succ, new._award, new._lead_any, new._ace_high = self._succ, self._award, self._lead_any, self._ace_high
         new._pair_by = dict(self._pair_by)
         return new
 
@@ -490,32 +767,25 @@ class Deal:
         )
 
 
-def _check_dealer(dealer: object, players: int) -> None:
-    if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < players:
-        raise InvalidDealError(f"dealer must be a seat 0..{players - 1}, got {dealer!r}")
-
-
-def _count(value: object) -> int | None:
-    """An int from an int or integer-like value (numpy integers), else None; bools are refused."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return int(value)
-    try:
-        return operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        return None
+def check_seat(seat: object, players: int, what: str = "dealer") -> int:
+    """A seat number 0..players-1 (numpy integers too) as an int, or an InvalidDealError naming ``what``."""
+    value = as_int(seat)
+    if value is None or not 0 <= value < players:
+        raise InvalidDealError(f"{what} must be a seat 0..{players - 1}, got {brief(seat)}")
+    return value
 
 
 def parse_balances(balances: Sequence[int] | None, players: int) -> list[int]:
     """Each seat's counters as a new list of ints (None: all 0)."""
     if balances is None:
         return [0] * players
+    if type(balances) in (list, tuple) and len(balances) == players and all(type(b) is int for b in balances):
+        return list(balances)
     if isinstance(balances, (str, bytes)) or not isinstance(balances, Sequence) or len(balances) != players:
-        raise InvalidDealError(f"balances must be {players} integers, one per seat, got {balances!r}")
-    out = [_count(b) for b in balances]
+        raise InvalidDealError(f"balances must be {players} integers, one per seat, got {brief(balances)}")
+    out = [as_int(b) for b in balances]
     if any(b is None for b in out):
-        raise InvalidDealError(f"balances must be {players} integers, one per seat, got {balances!r}")
+        raise InvalidDealError(f"balances must be {players} integers, one per seat, got {brief(balances)}")
     return out  # type: ignore[return-value]
 
 
@@ -526,10 +796,28 @@ def _parse_in_deal(card: str | int, where: str) -> int:
         raise InvalidDealError(f"{where}: {err}") from None
 
 
+def _mask_in_deal(cards: CardMask | Iterable[str | int], what: str, seat: int) -> CardMask:
+    """A card bitmask from a bitmask or a list of cards; cards outside the pack are refused."""
+    if type(cards) is int and cards >= 0 and not cards & ~PACK_MASK:
+        return cards
+    where = f"{what} {seat}"
+    if as_int(cards) is not None:
+        raise InvalidDealError(f"{where}: bitmask {brief(cards)} holds bits that are not cards of the pack")
+    if isinstance(cards, (str, bytes)) or not isinstance(cards, Iterable):
+        raise InvalidDealError(f"{where} must be a list of cards or a bitmask, got {brief(cards)}")
+    ids = [_parse_in_deal(c, where) for c in cards]
+    mask = mask_of(ids)
+    if mask.bit_count() != len(ids):
+        raise InvalidDealError(f"not a partition of the 51 cards: {where} names a card twice")
+    return mask
+
+
 def parse_board(board: Sequence[int] | Mapping[str, int] | None) -> list[int]:
     """A board as 8 counts (order of ``COMPARTMENTS``) from a mapping, a list or None (empty)."""
     if board is None:
         return [0] * len(COMPARTMENTS)
+    if type(board) in (list, tuple) and len(board) == len(COMPARTMENTS) and all(type(v) is int and v >= 0 for v in board):
+        return list(board)
     if isinstance(board, Mapping):
         unknown = sorted(str(k) for k in set(board) - set(COMPARTMENTS))
         if unknown:
@@ -538,12 +826,12 @@ def parse_board(board: Sequence[int] | Mapping[str, int] | None) -> list[int]:
     elif isinstance(board, Sequence) and not isinstance(board, (str, bytes)) and len(board) == len(COMPARTMENTS):
         values = list(board)
     else:
-        raise InvalidDealError(f"board must map compartment names to counters (or give 8 counts), got {board!r}")
+        raise InvalidDealError(f"board must map compartment names to counters (or give 8 counts), got {brief(board)}")
     out = []
     for name, v in zip(COMPARTMENTS, values):
-        count = _count(v)
+        count = as_int(v)
         if count is None or count < 0:
-            raise InvalidDealError(f"board compartment {name} must hold a non-negative integer, got {v!r}")
+            raise InvalidDealError(f"board compartment {name} must hold a non-negative integer, got {brief(v)}")
         out.append(count)
     return out
 
@@ -565,8 +853,8 @@ def _holdings(hands: list[list[int]]) -> tuple[list[int], list[CardMask], list[i
 def _dealing_seats(rules: Rules, players: int, dealer: int) -> tuple[int, ...]:
     """Seat receiving each card dealt to the players under equal hands (``deal_cards`` order)."""
     q = _hand_sizes(rules, players)[0][0]
-    eldest = (dealer + 1) % players
-    return tuple((eldest + k % players) % players for k in range(q * players))
+    first = eldest(dealer, players)
+    return tuple((first + k % players) % players for k in range(q * players))
 
 
 @functools.lru_cache(maxsize=256)
@@ -578,16 +866,16 @@ def deal_cards(rules: Rules, players: int, dealer: int, order: Sequence[int]) ->
     """Deal a shuffled pack (R3): one card at a time clockwise from eldest; returns hands by seat and the dead hand."""
     sizes, dead_size = _hand_sizes(rules, players)
     hands: list[list[int]] = [[] for _ in range(players)]
-    eldest = (dealer + 1) % players
+    first = eldest(dealer, players)
     if rules.deal == "all_round":
         # n+1 hands in dealing order (eldest first, dead hand last), round and round.
         piles: list[list[int]] = [[] for _ in range(players + 1)]
         for i, c in enumerate(order):
             piles[i % (players + 1)].append(c)
         for k in range(players):
-            hands[(eldest + k) % players] = piles[k]
+            hands[(first + k) % players] = piles[k]
         return hands, piles[players]
     q = sizes[0]
     for k in range(players):
-        hands[(eldest + k) % players] = list(order[k: q * players: players])
+        hands[(first + k) % players] = list(order[k: q * players: players])
     return hands, list(order[q * players:])

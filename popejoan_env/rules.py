@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import RulesError
 
 COMPARTMENTS: tuple[str, ...] = (
@@ -20,6 +21,8 @@ COMPARTMENTS: tuple[str, ...] = (
 POPE_C, MATRIMONY_C, INTRIGUE_C, ACE_C, KING_C, QUEEN_C, JACK_C, GAME_C = range(8)
 DEFAULT_DRESSING: tuple[int, ...] = (6, 2, 2, 1, 1, 1, 1, 1)
 MIN_PLAYERS, MAX_PLAYERS = 3, 8
+MAX_OPTION_COUNTERS = 100_000
+"""Largest ``start_counters`` or dressing count accepted (far beyond any table; keeps observations finite)."""
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "lead": ("lowest_of_suit", "any"),
@@ -71,10 +74,10 @@ class Rules:
         for field, choices in _CHOICES.items():
             value = getattr(self, field)
             if value not in choices:
-                raise RulesError(f"rules option {field}={value!r} is not allowed; choose one of {list(choices)}")
+                raise RulesError(f"rules option {field}={brief(value)} is not allowed; choose one of {list(choices)}")
         for field in _BOOLS:
             if not isinstance(getattr(self, field), bool):
-                raise RulesError(f"rules option {field} must be true or false, not {getattr(self, field)!r}")
+                raise RulesError(f"rules option {field} must be true or false, not {brief(getattr(self, field))}")
         dressing = self.dressing
         if isinstance(dressing, Mapping):
             unknown = sorted(str(k) for k in set(dressing) - set(COMPARTMENTS))
@@ -82,14 +85,22 @@ class Rules:
                 raise RulesError(f"unknown compartment(s) {unknown} in dressing; compartments are {list(COMPARTMENTS)}")
             dressing = tuple(dressing.get(c, 0) for c in COMPARTMENTS)
         if not isinstance(dressing, (tuple, list)) or len(dressing) != len(COMPARTMENTS):
-            raise RulesError(f"dressing must give 8 counts (one per compartment {list(COMPARTMENTS)}), got {self.dressing!r}")
-        if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in dressing):
-            raise RulesError(f"dressing counts must be non-negative integers, got {list(dressing)!r}")
-        object.__setattr__(self, "dressing", tuple(dressing))
-        if not isinstance(self.start_counters, int) or isinstance(self.start_counters, bool):
-            raise RulesError(f"start_counters must be an integer, got {self.start_counters!r}")
-        if self.start_counters < 0:
+            raise RulesError(f"dressing must give 8 counts (one per compartment {list(COMPARTMENTS)}), got {brief(self.dressing)}")
+        counts = [as_int(x) for x in dressing]
+        if not all(x is not None and 0 <= x <= MAX_OPTION_COUNTERS for x in counts):
+            raise RulesError(f"dressing counts must be non-negative integers (at most {MAX_OPTION_COUNTERS:,}), "
+                            f"got {brief(list(dressing))}")
+        object.__setattr__(self, "dressing", tuple(counts))
+        start = as_int(self.start_counters)
+        if start is None:
+            raise RulesError(f"start_counters must be an integer, got {brief(self.start_counters)}")
+        if start < 0:
             raise RulesError(f"start_counters must be 0 or more, got {self.start_counters}")
+        if start > MAX_OPTION_COUNTERS:
+            raise RulesError(f"start_counters must be at most {MAX_OPTION_COUNTERS:,}, got a number of "
+                             f"{len(str(start)):,} digits" if start > 10**30 else
+                             f"start_counters must be at most {MAX_OPTION_COUNTERS:,}, got {start:,}")
+        object.__setattr__(self, "start_counters", start)
         # The name is a fact about the options, never a label a caller can set
         # (a wrong label would break to_dict/from_dict); only the module's own
         # preset definitions, made before PRESETS exists, pass one in.
@@ -102,7 +113,7 @@ class Rules:
         try:
             return PRESETS[name]
         except (KeyError, TypeError):
-            raise RulesError(f"unknown rules preset {name!r}; presets are {sorted(PRESETS)}") from None
+            raise RulesError(f"unknown rules preset {brief(name)}; presets are {sorted(PRESETS)}") from None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Rules:
@@ -117,7 +128,7 @@ class Rules:
         data.pop("name", None)
         return base.replace(**data)
 
-    def replace(self, **changes: Any) -> Rules:
+    def replace(self, /, **changes: Any) -> Rules:
         """A copy with some options changed; unknown option names are an error."""
         known = {f.name for f in dataclasses.fields(self)}
         unknown = sorted(set(changes) - known)
@@ -160,8 +171,8 @@ def _preset_name_of(rules: Rules) -> str:
 
 def check_players(players: int) -> None:
     """Refuse a player count outside 3..8."""
-    if isinstance(players, bool) or not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
-        raise RulesError(f"players must be an integer from {MIN_PLAYERS} to {MAX_PLAYERS}, got {players!r}")
+    if as_int(players) is None or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise RulesError(f"players must be an integer from {MIN_PLAYERS} to {MAX_PLAYERS}, got {brief(players)}")
 
 
 MODERN = Rules(name="modern")

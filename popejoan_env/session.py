@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from popejoan_env.engine import Deal, Generator, parse_balances, parse_board
+from popejoan_env.checks import as_int, brief
+from popejoan_env.engine import Deal, Generator, check_seat, parse_balances, parse_board
 from popejoan_env.errors import GameOverError, InvalidDealError
 from popejoan_env.rules import COMPARTMENTS, MODERN, Rules, check_players, resolve_rules
+from popejoan_env.seats import next_dealer
 
 
 class Session:
@@ -36,17 +38,16 @@ class Session:
         try:
             check_players(players)
         except ValueError:
-            raise InvalidDealError(f"a session needs 3 to 8 players, got {players!r}") from None
+            raise InvalidDealError(f"a session needs 3 to 8 players, got {brief(players)}") from None
         if deals is None:
             deals = 2 * players
-        if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
-            raise InvalidDealError(f"a session needs a positive number of deals, got {deals!r}")
-        if isinstance(first_dealer, bool) or not isinstance(first_dealer, int) or not 0 <= first_dealer < players:
-            raise InvalidDealError(f"first_dealer must be a seat 0..{players - 1}, got {first_dealer!r}")
+        if as_int(deals) is None or deals < 1:
+            raise InvalidDealError(f"a session needs a positive number of deals, got {brief(deals)}")
+        first_dealer = check_seat(first_dealer, players, "first_dealer")
         self.rules = rules
         self.players = players
         self.rng = rng
-        self.length = deals
+        self.length = int(deals)
         self._first_dealer = first_dealer
         self._board = parse_board(board)
         self._balances = parse_balances(balances, players) if balances is not None else [rules.start_counters] * players
@@ -85,9 +86,11 @@ class Session:
             if hands is None or dead is None:
                 raise InvalidDealError("an explicit deal needs both hands and dead")
             if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence):
-                raise InvalidDealError(f"hands must be a list of card lists, one per seat, got {hands!r}")
+                raise InvalidDealError(f"hands must be a list of card lists, one per seat, got {brief(hands)}")
             if len(hands) != self.players:
-                raise InvalidDealError(f"this session has {self.players} players, the deal gives {len(hands)} hands")
+                raise InvalidDealError(
+                    f"this session has {self.players} players, the deal gives {len(hands)} hands: "
+                    f"it must give {self.players} hands (one per seat)")
             deal = Deal.from_cards(hands, dead, self.dealer, self.rules, self.board, self.balances)
         else:
             deal = Deal.new(self.rules, self.players, self.dealer, self.rng, self.board, self.balances)
@@ -110,7 +113,7 @@ class Session:
         if not self.deals:
             return self._first_dealer
         last = self.deals[-1]
-        return (last.dealer + 1) % self.players if last.done else last.dealer
+        return next_dealer(last.dealer, self.players) if last.done else last.dealer
 
     @property
     def leftover(self) -> dict[str, int]:

@@ -61,7 +61,7 @@ def check_partition(deal: Deal) -> None:
     assert deal.played_mask.bit_count() == len(deal.plays)
     for seat, hand in enumerate(deal.hands):
         assert hand & seen == 0, f"seat {seat} shares cards"
-        assert hand.bit_count() == deal.counts[seat]
+        assert hand.bit_count() == deal.hand_sizes[seat]
         seen |= hand
     assert seen == PACK_MASK
     for c in range(52):

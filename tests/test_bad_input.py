@@ -108,7 +108,7 @@ def test_e20_playing_after_the_deal_is_over() -> None:
 def test_e20_valid_full_deal_accepted() -> None:
     hands, dead = full_hands()
     deal = Deal.from_cards(hands, dead)
-    assert deal.counts == [12, 12, 12] and len(deal.dead) == 15
+    assert deal.hand_sizes == [12, 12, 12] and len(deal.dead) == 15
 
 
 @pytest.mark.parametrize(

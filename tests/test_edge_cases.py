@@ -39,13 +39,13 @@ def test_e01_deal_sizes(players: int) -> None:
         assert players * q + dead == 51
         for dealer in range(players):
             deal = Deal.new(rules, players, dealer, rng)
-            assert deal.counts == [q] * players and len(deal.dead) == dead
+            assert deal.hand_sizes == [q] * players and len(deal.dead) == dead
     sizes, dead = ALL_ROUND_SIZES[players]
     assert sum(sizes) + dead == 51
     assert ALL_ROUND.hand_sizes(players) == (sizes, dead)
     for dealer in range(players):
         deal = Deal.new(ALL_ROUND, players, dealer, rng)
-        assert [deal.counts[(dealer + 1 + k) % players] for k in range(players)] == sizes
+        assert [deal.hand_sizes[(dealer + 1 + k) % players] for k in range(players)] == sizes
         assert len(deal.dead) == dead
 
 

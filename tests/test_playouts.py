@@ -148,8 +148,8 @@ def play_out(deal: Deal, rng: np.random.Generator, full: bool = True) -> None:
     if deal.winner is None:
         assert deal.turnup == POPE and rules.pope_turnup == "ends_deal" and not deal.plays
     else:
-        assert deal.counts[deal.winner] == 0 and deal.plays[-1][0] == deal.winner
-        assert all(c > 0 for s, c in enumerate(deal.counts) if s != deal.winner)
+        assert deal.hand_sizes[deal.winner] == 0 and deal.plays[-1][0] == deal.winner
+        assert all(c > 0 for s, c in enumerate(deal.hand_sizes) if s != deal.winner)
     assert deal.to_act == -1 and deal.legal_actions() == [] and deal.legal_mask() == 0
     awards, payments = ref_outcome(deal)
     assert deal.awards == awards

@@ -79,13 +79,13 @@ def test_r03_equal_deal_one_card_at_a_time_from_eldest() -> None:
     assert names(sorted(_cards(deal.hands[3]))) == "AC 5C 9C KC 4D 9D KD 4H 8H QH".split()
     assert names(sorted(_cards(deal.hands[0]))) == "2C 6C TC AD 5D TD AH 5H 9H KH".split()
     assert names(deal.dead) == "3S 4S 5S 6S 7S 8S 9S TS JS QS KS".split()
-    assert deal.counts == [10, 10, 10, 10]
+    assert deal.hand_sizes == [10, 10, 10, 10]
     assert CARD_NAMES[deal.turnup] == "KS"
 
 
 def test_r03_fixed_stock_deal() -> None:
     deal = Deal.new(VICTORIAN, players=3, dealer=0, rng=IDENTITY)
-    assert deal.counts == [14, 14, 14]
+    assert deal.hand_sizes == [14, 14, 14]
     assert names(sorted(_cards(deal.hands[1]))) == "AC 4C 7C TC KC 3D 6D TD KD 3H 6H 9H QH 2S".split()
     assert names(deal.dead) == "5S 6S 7S 8S 9S TS JS QS KS".split()
     assert len(deal.dead) - 1 >= 6  # at least six stops besides the turn-up
@@ -93,7 +93,7 @@ def test_r03_fixed_stock_deal() -> None:
 
 def test_r03_all_round_deal() -> None:
     deal = Deal.new(Rules(deal="all_round"), players=4, dealer=3, rng=IDENTITY)
-    assert deal.counts == [11, 10, 10, 10]  # 51 mod 5 = 1: eldest (seat 0) gets one more
+    assert deal.hand_sizes == [11, 10, 10, 10]  # 51 mod 5 = 1: eldest (seat 0) gets one more
     assert names(sorted(_cards(deal.hands[0]))) == "AC 6C JC 3D 9D AH 6H JH 3S 8S KS".split()
     assert names(sorted(_cards(deal.hands[1]))) == "2C 7C QC 4D TD 2H 7H QH 4S 9S".split()
     assert names(deal.dead) == "5C TC 2D 7D KD 5H TH 2S 7S QS".split()

@@ -1,0 +1,116 @@
+"""Input checks shared by every layer: integers that are not bools, comma lists, rules options (stdlib only).
+
+Each input is checked once, where it enters; these helpers say what "an
+integer" and "a comma list" mean everywhere, so every entry point refuses the
+same things with the same words.
+
+>>> as_int(3), as_int(True), as_int(2.0)
+(3, None, None)
+>>> split_list(" 3, 4,,5 ")
+['3', '4', '5']
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+from popejoan_env.errors import PopeJoanError, RulesError
+
+MAX_JSON_CHARS = 10_000
+"""Longest JSON value accepted for one ``--rules-option`` (a dressing is a few dozen characters)."""
+MAX_JSON_DEPTH = 8
+"""Deepest nesting of lists and objects accepted in such a value."""
+
+
+def as_int(value: object) -> int | None:
+    """The int of an int or an integer-like value (numpy integers), else None; bools are never ints here."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, (float, str, bytes)):
+        return None
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+
+
+def is_int(value: object) -> bool:
+    """True for ints and integer-like values (numpy integers), False for bools and everything else."""
+    return as_int(value) is not None
+
+
+def brief(value: object, limit: int = 80) -> str:
+    """A short ``repr`` for error messages, safe on anything: deep nesting, huge integers, long strings."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"an integer of about {int(value.bit_length() * 0.30103):,} digits"
+    if isinstance(value, (list, tuple, dict, set)) and _depth(value, 4) > 4:
+        return f"a {type(value).__name__} nested more than 4 levels deep"
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        return f"a {type(value).__name__} that cannot be shown"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def as_seed(seed: object) -> int | None:
+    """A seed for ``numpy.random.default_rng``: None or a non-negative integer (numpy ints too, never bools)."""
+    if seed is None:
+        return None
+    value = as_int(seed)
+    if value is None or value < 0:
+        raise PopeJoanError(f"a seed must be None or a non-negative integer, got {brief(seed)}")
+    return value
+
+
+def split_list(text: str) -> list[str]:
+    """The non-empty, stripped items of a comma-separated list."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def _depth(value: Any, limit: int) -> int:
+    """Nesting depth of lists, tuples, sets and dicts in a value, stopping once it passes ``limit``."""
+    stack, deepest = [(value, 1)], 0
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, tuple, dict, set)):
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def parse_json_value(text: str, what: str) -> Any:
+    """A small JSON value (``true``, ``3``, ``{"pope": 8}``), else the text itself; refuses huge or deep input."""
+    if len(text) > MAX_JSON_CHARS:
+        raise RulesError(f"{what}: the value is {len(text):,} characters long; at most {MAX_JSON_CHARS:,} are read")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text.strip()
+    except (RecursionError, ValueError) as err:  # deep nesting, or an integer of thousands of digits
+        raise RulesError(f"{what}: the value cannot be read ({type(err).__name__}: {str(err)[:80]})") from None
+    if _depth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise RulesError(f"{what}: the value is nested more than {MAX_JSON_DEPTH} levels deep")
+    return value
+
+
+def parse_rules_options(preset: str, options: Sequence[str]) -> Any:
+    """The ``Rules`` of a preset with ``KEY=VALUE`` overrides (JSON values, else text): both command lines' parser."""
+    from popejoan_env.rules import Rules
+
+    rules = Rules.preset(preset)
+    changes: dict[str, Any] = {}
+    for option in options:
+        key, sep, text = option.partition("=")
+        if not sep or not key.strip():
+            raise RulesError(f"--rules-option expects KEY=VALUE, got {option!r}")
+        changes[key.strip()] = parse_json_value(text, f"--rules-option {key.strip()}")
+    return rules.replace(**changes) if changes else rules
