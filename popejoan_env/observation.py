@@ -44,6 +44,7 @@ seat_view(deal, s)`` exactly.
 
 >>> import numpy as np
 >>> from popejoan_env import Deal, MODERN
+>>> from popejoan_env.seat_view import seat_view
 >>> deal = Deal.new(MODERN, players=4, dealer=0, rng=np.random.default_rng(1))
 >>> obs = encode(deal, 1)
 >>> obs.shape, obs.dtype, int(obs[564])          # seat 1 is eldest: it acts (relative seat 0)
@@ -51,20 +52,29 @@ seat_view(deal, s)`` exactly.
 >>> decode(obs, action_mask(deal, 1)) == seat_view(deal, 1)
 True
 
-For the environment, ``Encoder`` keeps an absolute-seat state buffer that is
-updated incrementally as cards are played and builds a seat's observation
-with one gather through a precomputed index array; it gives the same arrays
-as ``encode``.
+There is one encoder, ``Encoder``: it keeps an absolute-seat state buffer
+that is updated incrementally as cards are played and builds a seat's
+observation with one gather through a precomputed index array.  The
+environment keeps one per deal; ``encode(deal, seat)`` is a fresh
+``Encoder(deal).observe(seat)`` and ``encode_view(view)`` runs the same code
+on a ``SeatView`` (its observer is seat 0), so every observation comes from
+the same lines.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from popejoan_env.cards import NUM_CARD_IDS, POPE, CardMask, iter_cards
-from popejoan_env.engine import Deal, lowest_of_suit_leads
+from popejoan_env.engine import Deal, legal_leads
+from popejoan_env.errors import PopeJoanError
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, Rules
-from popejoan_env.seat_view import SeatView, seat_view
+from popejoan_env.seat_view import SeatView
+from popejoan_env.seats import absolute
 
 OBS_VERSION: int = 1
 """Version of the layout below; bumped whenever the layout or its meaning changes."""
@@ -155,14 +165,6 @@ SEATS = _START["seats"]
 RULES = _START["rules"]
 
 
-def field(vector: np.ndarray, name: str) -> np.ndarray:
-    """The slice of an observation (or a batch, last axis) holding one field of ``LAYOUT``."""
-    for row_name, start, length, _ in LAYOUT:
-        if row_name == name:
-            return vector[..., start:start + length]
-    raise KeyError(f"no observation field {name!r}; fields are {[r[0] for r in LAYOUT]}")
-
-
 MAX_COUNTERS = 1 << 20
 """Board compartments and |balances| are assumed below this for the bounds (float32 stays exact to 2**24)."""
 
@@ -209,45 +211,19 @@ def _one_hot_index(part: np.ndarray) -> int:
     return int(hits[0]) if len(hits) else -1
 
 
-# ---------------------------------------------------------------- stateless
-def encode_view(view: SeatView, out: np.ndarray | None = None) -> np.ndarray:
-    """The observation vector of a ``SeatView`` (float32 [OBS_SIZE])."""
+# ---------------------------------------------------------------- one-shot calls (the Encoder's code)
+def encode(deal: Deal, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+    """The observation of ``deal`` from absolute ``seat`` (float32 [OBS_SIZE]); fills ``out`` if given."""
+    obs = Encoder(deal).observe(seat)
     if out is None:
-        out = np.zeros(OBS_SIZE, dtype=np.float32)
-    else:
-        out[:] = 0.0
-    n = view.players
-    dead = view.dead_hand if view.dead_hand is not None else 0
-    planes = _planes([view.hand, *view.played_by, 1 << view.turnup, view.known_dead, dead])
-    out[HAND:HAND + _C] = planes[0]
-    out[PLAYED_BY:PLAYED_BY + n * _C] = planes[1:1 + n].reshape(-1)
-    out[TURNUP:TURNUP + _C] = planes[1 + n]
-    out[KNOWN_DEAD:KNOWN_DEAD + _C] = planes[2 + n]
-    out[DEAD_HAND:DEAD_HAND + _C] = planes[3 + n]
-    out[TRUMPS + view.trumps] = 1.0
-    out[BOARD:BOARD + len(COMPARTMENTS)] = np.asarray(view.board, dtype=np.float32) * BOARD_SCALE
-    out[BALANCES:BALANCES + n] = np.asarray(view.balances, dtype=np.float32) * BALANCE_SCALE
-    out[HAND_SIZES:HAND_SIZES + n] = np.asarray(view.hand_sizes, dtype=np.float32) * SIZE_SCALE
-    out[DEALER + view.dealer] = 1.0
-    if view.leader >= 0:
-        out[LEADER + view.leader] = 1.0
-    if view.to_act >= 0:
-        out[TO_ACT + view.to_act] = 1.0
-        if view.forced < 0:
-            out[LEAD_DUE] = 1.0
-    if view.forced >= 0:
-        out[FORCED + view.forced] = 1.0
-    out[SEES_DEAD_HAND] = 1.0 if view.dead_hand is not None else 0.0
-    out[DEAD_SIZE] = view.dead_size * SIZE_SCALE
-    out[POPE_OUT] = 1.0 if view.pope_out else 0.0
-    out[SEATS:SEATS + n] = 1.0
-    out[RULES:RULES + len(RULE_FLAGS)] = _rule_flags(view.rules)
+        return obs
+    out[:] = obs
     return out
 
 
-def encode(deal: Deal, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-    """The observation of ``deal`` from absolute ``seat`` (float32 [OBS_SIZE]); fills ``out`` if given."""
-    return encode_view(seat_view(deal, seat), out)
+def encode_view(view: SeatView) -> np.ndarray:
+    """The observation of a ``SeatView`` (float32 [OBS_SIZE]): the ``Encoder`` run on the view."""
+    return Encoder.of_view(view).observe(0)
 
 
 def action_mask(deal: Deal, seat: int) -> np.ndarray:
@@ -258,13 +234,11 @@ def action_mask(deal: Deal, seat: int) -> np.ndarray:
     return mask
 
 
-def decode_rules(vector: np.ndarray) -> Rules:
-    """The ``Rules`` stored in an observation's rule flags; other options at their defaults."""
-    flags = vector[RULES:RULES + len(RULE_FLAGS)] != 0
+def _rules_of_flags(flags: Sequence[bool]) -> Rules:
     (lead_any, equal, all_round, fixed, ends, halves, ace_high, excused, sees) = (bool(f) for f in flags)
     kind = "equal" if equal else "all_round" if all_round else "fixed_stock" if fixed else None
     if kind is None:
-        raise ValueError("not an observation: no deal kind flag is set")
+        raise PopeJoanError("not an observation: no deal kind flag is set")
     return Rules(
         lead="any" if lead_any else "lowest_of_suit",
         deal=kind,
@@ -276,6 +250,17 @@ def decode_rules(vector: np.ndarray) -> Rules:
     )
 
 
+@functools.lru_cache(maxsize=64)
+def play_rules(rules: Rules) -> Rules:
+    """The rules as a seat's observation carries them: the flag options, the others at their defaults."""
+    return _rules_of_flags([f != 0.0 for f in _rule_flags(rules)])
+
+
+def decode_rules(vector: np.ndarray) -> Rules:
+    """The ``Rules`` stored in an observation's rule flags; other options at their defaults."""
+    return _rules_of_flags(vector[RULES:RULES + len(RULE_FLAGS)] != 0)
+
+
 def decode(vector: np.ndarray, mask: np.ndarray | None = None) -> SeatView:
     """The ``SeatView`` an observation encodes (the exact inverse of ``encode``).
 
@@ -285,7 +270,7 @@ def decode(vector: np.ndarray, mask: np.ndarray | None = None) -> SeatView:
     """
     v = np.asarray(vector)
     if v.shape != (OBS_SIZE,):
-        raise ValueError(f"an observation has shape ({OBS_SIZE},), got {v.shape}")
+        raise PopeJoanError(f"an observation has shape ({OBS_SIZE},), got {v.shape}")
     rules = decode_rules(v)
     n = int(np.count_nonzero(v[SEATS:SEATS + _S]))
     hand = _mask_of_plane(v[HAND:HAND + _C])
@@ -298,10 +283,8 @@ def decode(vector: np.ndarray, mask: np.ndarray | None = None) -> SeatView:
         legal = ()
     elif forced >= 0:
         legal = (forced,)
-    elif rules.lead == "any":
-        legal = tuple(iter_cards(hand))
     else:
-        legal = tuple(lowest_of_suit_leads(hand, rules.ace_high))
+        legal = tuple(legal_leads(hand, rules.lead == "any", rules.ace_high))
     return SeatView(
         rules=rules,
         players=n,
@@ -355,7 +338,7 @@ def _index(players: int, seat: int, dead_seer: int) -> np.ndarray:
     for k in range(_S):
         base = PLAYED_BY + k * _C
         if k < players:
-            a = (seat + k) % players
+            a = absolute(k, seat, players)
             idx[base:base + _C] = PLAYED_BY + a * _C + cards
             idx[BALANCES + k] = _ST_BAL + a
             idx[HAND_SIZES + k] = _ST_SIZES + a
@@ -382,24 +365,42 @@ class Encoder:
                  "_to_act", "_leader", "_forced", "_n")
 
     def __init__(self, deal: Deal) -> None:
+        seer = deal.dealer if deal.rules.dealer_sees_dead_hand else -1
+        self._start(deal, deal.rules, deal.players, deal.dealer, deal.turnup, deal.dead_mask, len(deal.dead),
+                    deal.initial_hands, [h.bit_count() for h in deal.initial_hands], seer)
+
+    @classmethod
+    def of_view(cls, view: SeatView) -> Encoder:
+        """The encoder of a ``SeatView``: the view's observer is seat 0, its relative seats the table's seats."""
+        self = cls.__new__(cls)
+        n = view.players
+        plays = [(k, c) for k in range(n) for c in iter_cards(view.played_by[k])]
+        dead = view.dead_hand if view.dead_hand is not None else 0
+        hands = [view.hand | view.played_by[0]] + [0] * (n - 1)
+        sizes = [view.hand_sizes[k] + view.played_by[k].bit_count() for k in range(n)]
+        self._start(_ViewDeal(view, plays), view.rules, n, view.dealer, view.turnup, dead, view.dead_size,
+                    hands, sizes, 0 if view.dead_hand is not None else -1)
+        return self
+
+    def _start(self, deal: Any, rules: Rules, n: int, dealer: int, turnup: int, dead_mask: CardMask,
+               dead_size: int, hands: Sequence[CardMask], sizes: Sequence[int], seer: int) -> None:
+        """Fill the state with what a deal starts from, then ``sync`` the plays and counters so far."""
         self.deal = deal
-        n = deal.players
         self._n = n
         state = np.zeros(_ST_SIZE, dtype=np.float32)
         state[_ST_ONE] = 1.0
-        planes = _planes([*deal.initial_hands, 1 << deal.turnup, deal.dead_mask])
+        planes = _planes([*hands, 1 << turnup, dead_mask])
         state[_ST_HANDS:_ST_HANDS + n * _C] = planes[:n].reshape(-1)
         state[TURNUP:TURNUP + _C] = planes[n]
         state[DEAD_HAND:DEAD_HAND + _C] = planes[n + 1]
-        state[TRUMPS + deal.trumps] = 1.0
-        state[_ST_SIZES:_ST_SIZES + n] = np.array([bin(h).count("1") for h in deal.initial_hands]) * SIZE_SCALE
-        state[_ST_DEALER + deal.dealer] = 1.0
-        state[DEAD_SIZE] = len(deal.dead) * SIZE_SCALE
+        state[TRUMPS + turnup // 13] = 1.0
+        state[_ST_SIZES:_ST_SIZES + n] = np.array(sizes) * SIZE_SCALE
+        state[_ST_DEALER + dealer] = 1.0
+        state[DEAD_SIZE] = dead_size * SIZE_SCALE
         state[POPE_OUT] = 1.0
-        state[RULES:RULES + len(RULE_FLAGS)] = _rule_flags(deal.rules)
+        state[RULES:RULES + len(RULE_FLAGS)] = _rule_flags(rules)
         self.state = state
         self._mv = memoryview(state)
-        seer = deal.dealer if deal.rules.dealer_sees_dead_hand else -1
         self._index = [_index(n, s, seer) for s in range(n)]
         self._plays = 0
         self._awards = -1
@@ -460,3 +461,20 @@ class Encoder:
     def observe(self, seat: int) -> np.ndarray:
         """The observation of absolute ``seat`` as of the last ``sync()`` (a new float32 array)."""
         return self.state.take(self._index[seat])
+
+
+class _ViewDeal:
+    """What ``Encoder.sync`` reads of a deal, taken from a ``SeatView`` (relative seats, observer = 0)."""
+
+    __slots__ = ("plays", "awards", "payments", "board", "balances", "revealed_dead", "to_act", "leader", "forced")
+
+    def __init__(self, view: SeatView, plays: list[tuple[int, int]]) -> None:
+        self.plays = plays
+        self.awards: tuple[()] = ()
+        self.payments: tuple[()] = ()
+        self.board = view.board
+        self.balances = view.balances
+        self.revealed_dead = view.known_dead
+        self.to_act = view.to_act
+        self.leader = view.leader
+        self.forced = view.forced

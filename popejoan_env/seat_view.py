@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from popejoan_env.cards import POPE, CardMask
+from popejoan_env.cards import PACK_MASK, POPE, CardMask
 from popejoan_env.engine import Deal
 from popejoan_env.rules import Rules
+from popejoan_env.seats import clockwise_from, relative
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,8 +71,6 @@ class SeatView:
     @property
     def unseen(self) -> CardMask:
         """Cards the observer cannot place: in other hands or the unseen part of the dead hand."""
-        from popejoan_env.cards import PACK_MASK
-
         known = self.hand | self.played | (self.dead_hand if self.dead_hand is not None else self.known_dead)
         return PACK_MASK & ~known
 
@@ -79,8 +78,8 @@ class SeatView:
 def seat_view(deal: Deal, seat: int) -> SeatView:
     """The view of ``deal`` from ``seat`` (absolute seat id)."""
     n = deal.players
-    rel = [(s - seat) % n for s in range(n)]
-    order = [(seat + k) % n for k in range(n)]
+    rel = [relative(s, seat, n) for s in range(n)]
+    order = clockwise_from(seat, n)
     played_by = [0] * n
     for s, c in deal.plays:
         played_by[rel[s]] |= 1 << c
@@ -94,7 +93,7 @@ def seat_view(deal: Deal, seat: int) -> SeatView:
         trumps=deal.trumps,
         board=tuple(deal.board),
         balances=tuple(deal.balances[s] for s in order),
-        hand_sizes=tuple(deal.counts[s] for s in order),
+        hand_sizes=tuple(deal.hand_sizes[s] for s in order),
         dealer=rel[deal.dealer],
         leader=rel[deal.leader] if deal.leader >= 0 else -1,
         to_act=rel[deal.to_act] if deal.to_act >= 0 else -1,

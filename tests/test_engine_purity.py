@@ -11,7 +11,8 @@ import pytest
 HEAVY = ("numpy", "gymnasium", "pettingzoo", "torch", "stable_baselines3", "sb3_contrib")
 MODULES = (
     "popejoan_env", "popejoan_env.cards", "popejoan_env.errors", "popejoan_env.rules",
-    "popejoan_env.engine", "popejoan_env.session", "popejoan_env.seat_view",
+    "popejoan_env.engine", "popejoan_env.session", "popejoan_env.seat_view", "popejoan_env.checks",
+    "popejoan_env.seats", "popejoan_env.record", "popejoan_env.render",
 )
 
 

@@ -12,6 +12,7 @@ from popejoan_env.aec import raw_env
 from popejoan_env.cards import CARD_NAMES, PACK
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.players import Player
+from popejoan_env.observation import decode
 from popejoan_env.players.human import HumanPlayer
 
 
@@ -34,7 +35,7 @@ def test_human_reasks_until_the_card_is_legal() -> None:
     shown: list[str] = []
     player = HumanPlayer(ask=lambda prompt: next(answers), show=shown.append)
     assert isinstance(player, Player)
-    assert player.act(obs) == legal[-1]
+    assert player.act(decode(obs["observation"], obs["action_mask"])) == legal[-1]
     text = "\n".join(shown)
     assert "your hand:" in text and "unknown card 'zz'" in text and "not in the Pope Joan pack" in text
     assert f"{CARD_NAMES[illegal]} is not a legal lead now" in text
@@ -47,7 +48,7 @@ def test_human_end_of_input_is_a_clear_error() -> None:
         raise EOFError
 
     with pytest.raises(PopeJoanError, match="no more input"):
-        HumanPlayer(ask=eof, show=lambda s: None).act(obs)
+        HumanPlayer(ask=eof, show=lambda s: None).act(decode(obs["observation"], obs["action_mask"]))
 
 
 def test_play_command_takes_a_human_through_a_deal() -> None:

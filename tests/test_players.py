@@ -9,11 +9,11 @@ from popejoan_env import MODERN, VICTORIAN, Deal
 from popejoan_env.cards import PACK_MASK, POPE, cards_of, mask_of, parse_card, parse_cards
 from popejoan_env.engine import DEAD, PLAYED, SUCCESSOR
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.observation import action_mask, encode
+from popejoan_env.observation import action_mask, decode, encode
 from popejoan_env.players import (
     SCRIPTED, Player, ScriptedPlayer, StopsFirstPlayer, UnknownPlayerError, make_player, parse_spec,
 )
-from popejoan_env.players.pimc import PimcPlayer, greedy_lead, play_out
+from popejoan_env.players.pimc import PimcPlayer, greedy_lead, rollout
 from popejoan_env.players.pool_hunter import lead_values
 from popejoan_env.players.stops import lead_candidates, orphans, run_from
 from popejoan_env.players.worlds import WorldSampler, world_deal
@@ -58,7 +58,7 @@ def test_every_player_plays_only_legal_cards_for_3_to_8_players(rules) -> None:
             while not deal.done:
                 seat = deal.to_act
                 view = seat_view(deal, seat)
-                card = table[seat].choose(view)
+                card = table[seat].act(view)
                 assert card in deal.legal_actions(), (table[seat].name, card, deal.legal_actions())
                 if deal.forced < 0 and len(view.legal) > 1:
                     decisions[table[seat].name.split(":")[0]] += 1
@@ -68,7 +68,7 @@ def test_every_player_plays_only_legal_cards_for_3_to_8_players(rules) -> None:
 
 
 @pytest.mark.parametrize("rules", [MODERN, VICTORIAN], ids=["modern", "victorian"])
-def test_act_on_the_aec_observation_equals_choose_on_the_seat_view(rules) -> None:
+def test_act_on_the_decoded_aec_observation_equals_act_on_the_seat_view(rules) -> None:
     for name, spec in FAST_SPECS.items():
         player = make_player(spec)
         for seed in range(3):
@@ -76,9 +76,9 @@ def test_act_on_the_aec_observation_equals_choose_on_the_seat_view(rules) -> Non
             while not deal.done:
                 seat = deal.to_act
                 player.reset(seed)
-                by_view = player.choose(seat_view(deal, seat))
+                by_view = player.act(seat_view(deal, seat))
                 player.reset(seed)
-                by_obs = player.act({"observation": encode(deal, seat), "action_mask": action_mask(deal, seat)})
+                by_obs = player.act(decode(encode(deal, seat), action_mask(deal, seat)))
                 assert by_obs == by_view, name
                 assert isinstance(by_obs, int)
                 deal.play(by_obs)
@@ -94,7 +94,7 @@ def test_players_satisfy_the_protocol_and_are_deterministic_given_their_seed() -
             for seed in range(6):
                 deal = Deal.new(VICTORIAN if seed % 2 else MODERN, 4, seed % 4, np.random.default_rng(seed))
                 while not deal.done:
-                    card = player.choose(seat_view(deal, deal.to_act))
+                    card = player.act(seat_view(deal, deal.to_act))
                     chosen.append(card)
                     deal.play(card)
             runs.append(chosen)
@@ -104,7 +104,7 @@ def test_players_satisfy_the_protocol_and_are_deterministic_given_their_seed() -
         for seed in range(6):
             deal = Deal.new(VICTORIAN if seed % 2 else MODERN, 4, seed % 4, np.random.default_rng(seed))
             while not deal.done:
-                card = player.choose(seat_view(deal, deal.to_act))
+                card = player.act(seat_view(deal, deal.to_act))
                 again.append(card)
                 deal.play(card)
         assert again == runs[0], spec
@@ -113,7 +113,7 @@ def test_players_satisfy_the_protocol_and_are_deterministic_given_their_seed() -
 def test_random_player_depends_on_its_seed() -> None:
     deal = Deal.new(VICTORIAN, 4, 0, np.random.default_rng(5))
     view = seat_view(deal, deal.to_act)
-    picks = {make_player("random", seed=s).choose(view) for s in range(30)}
+    picks = {make_player("random", seed=s).act(view) for s in range(30)}
     assert len(picks) > 3
 
 
@@ -128,15 +128,15 @@ def test_forced_card_and_lone_lead_need_no_thought() -> None:
     deal.play("AS")  # seat 1 leads A♠ and must go on with 2♠ itself
     assert deal.forced == parse_card("2S")
     view = seat_view(deal, deal.to_act)
-    assert Refuses().choose(view) == parse_card("2S")
+    assert Refuses().act(view) == parse_card("2S")
     mask = action_mask(deal, deal.to_act)
-    assert Refuses().act({"observation": encode(deal, deal.to_act), "action_mask": mask}) == parse_card("2S")
+    assert Refuses().act(decode(encode(deal, deal.to_act), mask)) == parse_card("2S")
 
 
 # ----------------------------------------------------------------- sensible choices
 def test_lowest_leads_its_ace_first() -> None:
     deal = _fixed_deal(["2C", "AH", "5S", "QD", "3C", "4C", "9S", "TS", "JS", "KH"])
-    assert make_player("lowest").choose(seat_view(deal, 1)) == parse_card("AH")
+    assert make_player("lowest").act(seat_view(deal, 1)) == parse_card("AH")
 
 
 def test_stops_first_leads_a_run_it_knows_ends_in_a_stop_then_the_pope_then_lowest() -> None:
@@ -146,13 +146,13 @@ def test_stops_first_leads_a_run_it_knows_ends_in_a_stop_then_the_pope_then_lowe
     view = seat_view(deal, 1)
     assert run_from(parse_card("QS"), view.hand, 0, SUCCESSOR[False]).stops
     player = StopsFirstPlayer()
-    assert player.choose(view) == parse_card("QS")
+    assert player.act(view) == parse_card("QS")
     # Without the stop run, the Pope (here the lowest diamond) comes next, before the Ace.
     deal = _fixed_deal(["5S", "6S", "AH", "9D", "3C", "4C", "6H", "7H", "TD", "JD"])
-    assert player.choose(seat_view(deal, 1)) == parse_card("9D")
+    assert player.act(seat_view(deal, 1)) == parse_card("9D")
     # Then a card nobody can lead up to: the Ace, before the lower-looking 3♣ whose 2 is out.
     deal = _fixed_deal(["5S", "6S", "AH", "3C", "4C", "6H", "7H", "TD", "JD", "2D"])
-    assert player.choose(seat_view(deal, 1)) == parse_card("AH")
+    assert player.act(seat_view(deal, 1)) == parse_card("AH")
 
 
 def test_stops_first_counts_a_successor_known_dead_as_a_stop() -> None:
@@ -160,7 +160,7 @@ def test_stops_first_counts_a_successor_known_dead_as_a_stop() -> None:
     deal = _fixed_deal(["3H", "4H", "2C", "7S", "8S", "JC", "TD", "2D", "QH", "6C"], turnup="5H")
     view = seat_view(deal, 1)
     assert (view.known_dead >> parse_card("5H")) & 1
-    assert StopsFirstPlayer().choose(view) == parse_card("3H")
+    assert StopsFirstPlayer().act(view) == parse_card("3H")
 
 
 def test_victorian_leads_consider_run_bottoms_and_prefer_the_longest_known_stop_run() -> None:
@@ -171,11 +171,11 @@ def test_victorian_leads_consider_run_bottoms_and_prefer_the_longest_known_stop_
     assert parse_card("TS") not in cands and parse_card("7D") not in cands  # inside a run of its own
     assert set(parse_cards(["9S", "6D", "5C", "AH", "4H", "8H"])) == set(cands)
     # 9♠…K♠ (5 cards) and 6♦ 7♦ (2 cards) both end in a stop: the longer goes first.
-    assert StopsFirstPlayer().choose(view) == parse_card("9S")
+    assert StopsFirstPlayer().act(view) == parse_card("9S")
     # The others weigh more than stops (pimc may keep a stop run as a way back to the lead),
     # but they too lead from the bottom of a run.
     for spec in ("pool_hunter", "pimc:samples=8"):
-        assert make_player(spec, seed=0).choose(view) in cands
+        assert make_player(spec, seed=0).act(view) in cands
 
 
 def test_orphans_are_cards_nobody_can_lead_up_to() -> None:
@@ -195,7 +195,7 @@ def test_pool_hunter_leads_the_pope_and_runs_into_its_own_honours() -> None:
     assert values[parse_card("9D")] > values[parse_card("3C")] + 5  # the pope's six counters
     # With a big intrigue and matrimony pool the honours run wins over the Pope.
     rich = _fixed_deal(hand, turnup="2H", board={"matrimony": 20, "intrigue": 20})
-    assert make_player("pool_hunter").choose(seat_view(rich, 1)) == parse_card("JH")
+    assert make_player("pool_hunter").act(seat_view(rich, 1)) == parse_card("JH")
 
 
 def test_pool_hunter_avoids_running_a_sequence_into_an_opponents_honour_when_it_can() -> None:
@@ -275,7 +275,7 @@ def test_sampled_worlds_agree_with_everything_the_seat_has_seen() -> None:
         for _ in range(5):
             world = sampler.sample(rng)
             assert world.hands[0] == view.hand
-            assert world.counts == list(view.hand_sizes)
+            assert world.hand_sizes == list(view.hand_sizes)
             assert [h.bit_count() for h in world.hands] == list(view.hand_sizes)
             assert world.dead_mask & view.known_dead == view.known_dead
             if view.dead_hand is not None:
@@ -293,7 +293,7 @@ def test_sampled_worlds_agree_with_everything_the_seat_has_seen() -> None:
                 assert world.owner[card] == DEAD
             assert world.legal_actions() == list(view.legal)
             placements.add(tuple(world.hands))
-            play_out(world)
+            rollout(world)
             assert world.done and sum(world.delta) + sum(world.board) - sum(world.board_before) == 0
         if view.unseen and view.dead_hand is None:
             assert len(placements) > 1

@@ -9,8 +9,12 @@
 | ``pimc`` | search: samples the hidden cards, plays each lead out, picks the best on average |
 
 ``make_player("pimc:samples=32", seed=1)`` builds one from a spec (a name,
-optionally ``:key=value,key=value``); a path to a saved model (``*.zip`` or an
-existing file) is loaded by ``popejoan_env.players.learned.load_player``.
+optionally ``:key=value,key=value``); a path to a saved model is loaded by
+``popejoan_env.players.learned.load_player``, which reads no pickle.  A spec is
+a model path when it ends in ``.zip`` or holds a path separator, or names an
+existing file and is not a scripted name: ``random`` is always the scripted
+player, even with a file called ``random`` in the current directory (write
+``./random`` for the file).
 
 >>> p = make_player("stops_first", seed=0)
 >>> p.name, sorted(SCRIPTED)
@@ -44,20 +48,27 @@ SCRIPTED: dict[str, type[ScriptedPlayer]] = {
 
 
 def is_model_path(spec: str) -> bool:
-    """True when a spec names a saved model file rather than a scripted player."""
-    return spec.endswith(".zip") or os.path.sep in spec or os.path.exists(spec)
+    """True when a spec names a saved model file rather than a scripted player (a scripted name never does)."""
+    if spec.endswith(".zip") or any(sep and sep in spec for sep in (os.path.sep, os.path.altsep)):
+        return True
+    return _name_of(spec) not in SCRIPTED and os.path.isfile(spec)
+
+
+def _name_of(spec: str) -> str:
+    """The player name of a spec: ``"pimc:samples=32"`` -> ``"pimc"``."""
+    return spec.strip().partition(":")[0].strip()
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
     """Split ``"pimc:samples=32,rollout=greedy"`` into the name and its parameters (numbers converted)."""
-    name, _, rest = spec.strip().partition(":")
+    name, rest = _name_of(spec), spec.strip().partition(":")[2]
     params: dict[str, int | float | str] = {}
     for item in filter(None, (p.strip() for p in rest.replace(":", ",").split(","))):
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise UnknownPlayerError(f"player spec {spec!r}: parameter {item!r} is not key=value")
         params[key.strip()] = _number(value.strip())
-    return name.strip(), params
+    return name, params
 
 
 def _number(text: str) -> int | float | str:

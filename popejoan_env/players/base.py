@@ -1,23 +1,23 @@
-"""The player protocol: anything that can take a seat, scripted, learned or human.
+"""The player protocol: anything that can take a seat, scripted, search, learned, human or your own.
 
-A player sees exactly what one seat of the PettingZoo AEC environment sees:
-the observation dict ``{"observation": float32[OBS_SIZE], "action_mask":
-int8[52]}``; it returns the id of a legal card.  Randomness comes only from
-the player's own ``numpy.random.Generator``, re-seeded by ``reset(seed)``, so
-a player is deterministic given its seed.
+Every player answers one call, ``act(view) -> card id``, where ``view`` is the
+``SeatView`` of the seat to act (``seat_view.py``: exactly what that seat may
+know, seats relative to it).  Callers never ask what kind of player they
+have: the tournament, the Gymnasium view, ``popejoan play`` and the AEC
+recipes all hand over the view (``raw_env.seat_view(agent)``, or
+``observation.decode`` of an AEC observation).  A learned player encodes the
+view itself.  Randomness comes only from the player's own
+``numpy.random.Generator``, re-seeded by ``reset(seed)``, so a player is
+deterministic given its seed.
 
-Scripted players subclass ``ScriptedPlayer`` and implement ``choose(view)``
-on the decoded ``SeatView`` (``seat_view.py``).  Code that runs games itself
-(the tournament, the training wrapper) calls ``choose(seat_view(deal, seat))``
-directly when a player has it: the same information, without the round trip
-through numpy.
+``ScriptedPlayer`` is a convenient base: its ``act`` answers a forced card or a
+lone legal lead at once (no thought, no random draw) and hands every real
+decision to ``choose(view)``, which subclasses implement.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -31,50 +31,34 @@ class UnknownPlayerError(PopeJoanError):
 
 @runtime_checkable
 class Player(Protocol):
-    """What sits at a seat: a name, a seedable generator, and ``act`` on one observation."""
+    """What sits at a seat: a name, a seedable generator, and ``act`` on what the seat may know."""
 
     name: str
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the player's own generator (players are deterministic given the seed)."""
 
-    def act(self, observation: Mapping[str, np.ndarray]) -> int:
-        """The card id to play, given the AEC observation dict of the seat to act."""
+    def act(self, view: SeatView) -> int:
+        """The card id to play, given the ``SeatView`` of the seat to act."""
 
 
-def _answer_forced(choose: Callable[[Any, SeatView], int]) -> Callable[[Any, SeatView], int]:
-    """Wrap a subclass's ``choose`` so a view with a single legal card returns it without thought."""
-
-    @functools.wraps(choose)
-    def wrapper(self: Any, view: SeatView) -> int:
-        if view.forced >= 0:
-            return view.forced
-        if len(view.legal) == 1:
-            return view.legal[0]
-        if not view.legal:
-            raise PopeJoanError(f"{self.name}: asked to choose a card when it is not its turn (no legal card)")
-        return choose(self, view)
-
-    wrapper.__wrapped_by_base__ = True  # type: ignore[attr-defined]
-    return wrapper
+def legal_of(view: object, who: str) -> tuple[int, ...]:
+    """The legal cards of a view handed to ``act``; a PopeJoanError when it is not a SeatView or has none."""
+    if not isinstance(view, SeatView):
+        raise PopeJoanError(
+            f"{who}: act() takes the SeatView of the seat to act (raw_env.seat_view(agent), or "
+            f"observation.decode(obs['observation'], obs['action_mask']) of an observation), got {type(view).__name__}"
+        )
+    if not view.legal:
+        raise PopeJoanError(f"{who}: asked for a card when it is not this seat's turn (no legal card)")
+    return view.legal
 
 
 class ScriptedPlayer:
-    """Base of the scripted players: decodes observations and lets subclasses ``choose`` on a ``SeatView``.
-
-    Every subclass's ``choose`` is wrapped (in ``__init_subclass__``) so that a
-    forced card (R8) or a lone legal lead is returned at once: such a move needs
-    no thought, and callers may hand any decision point to ``choose``.
-    """
+    """Base of the scripted players: ``act`` answers forced cards and lone leads, ``choose`` the rest."""
 
     name: str = "scripted"
     rng: np.random.Generator
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        own = cls.__dict__.get("choose")
-        if own is not None and not getattr(own, "__wrapped_by_base__", False):
-            cls.choose = _answer_forced(own)  # type: ignore[method-assign]
 
     def __init__(self, seed: int | None = None) -> None:
         self.reset(seed)
@@ -83,20 +67,15 @@ class ScriptedPlayer:
         """Re-seed this player's generator."""
         self.rng = np.random.default_rng(seed)
 
-    def act(self, observation: Mapping[str, np.ndarray]) -> int:
-        """The card to play for an AEC observation dict (decoded to a ``SeatView``)."""
-        mask = np.asarray(observation["action_mask"])
-        legal = np.flatnonzero(mask)
+    def act(self, view: SeatView) -> int:
+        """The card to play: the only legal card at once, else ``choose(view)``."""
+        legal = legal_of(view, self.name)
         if len(legal) == 1:
-            return int(legal[0])
-        if len(legal) == 0:
-            raise PopeJoanError(f"{self.name}: the action mask allows no card (it is not this seat's turn)")
-        from popejoan_env.observation import decode
-
-        return int(self.choose(decode(observation["observation"], mask)))
+            return legal[0]
+        return int(self.choose(view))
 
     def choose(self, view: SeatView) -> int:
-        """The card to play from ``view`` (one of ``view.legal``); subclasses implement it."""
+        """The card to play from ``view`` when there are two or more legal cards; subclasses implement it."""
         raise NotImplementedError
 
     def __repr__(self) -> str:

@@ -14,15 +14,34 @@ network is read from ``policy.pth`` and run in numpy (a few µs per decision).
 The default is the **deterministic** policy: the legal card with the highest
 logit.
 
-A file that is not a model, a corrupt one, a model for another observation
-version or — when the caller says which rules it will play — other rules is
-refused with a ``ModelFileError`` / ``ModelMismatchError`` naming the file and
-the problem.  A caller that does not say is still protected: the observation
-carries the rules' flags, and ``act`` refuses an observation of a game under
-rules the model was not trained for.
+**Trust.** ``load_player``, ``load_policy``, ``read_metadata`` and
+``make_player`` read no pickle that can run code: ``popejoan.json`` is JSON,
+and ``policy.pth`` is read with ``torch.load(..., weights_only=True)``, which
+refuses anything but tensors and plain containers, so a hostile file is
+refused with a ``ModelFileError`` and its code never runs.
+``MaskablePPO.load`` (Stable-Baselines3, to resume training) is different: it
+**unpickles** members of the file and can execute code from it, so only load
+files you trust that way.
+
+Everything is checked when the file is loaded, never at the first ``act``:
+the zip (at most ``MAX_MEMBERS`` members; ``popejoan.json`` at most
+``MAX_METADATA_BYTES``, ``policy.pth`` at most ``MAX_WEIGHTS_BYTES``,
+unpacked, read with bounded reads so a zip bomb or a lying header cannot fill
+memory; ``policy.pth`` in ``torch.save``'s own format, whose records are
+stored and no larger than the member), every metadata field the player uses
+(type and value), and every
+tensor of the actor (present, a float tensor, a 2-d weight and a 1-d bias of
+matching shapes, the widths of ``net_arch``, all values finite: a model with
+NaN or infinite weights is refused, since its logits would pick a card
+arbitrarily).  A file that is not a model, a corrupt one, a model for another
+observation version or — when the caller says which rules it will play —
+other rules is refused with a ``ModelFileError`` / ``ModelMismatchError``
+naming the file, the field and the problem.  A caller that does not say is
+still protected: the ``SeatView`` carries the rules, and ``act`` refuses a
+game under rules the model was not trained for.
 
 >>> player = load_player("models/ppo_modern_4p/model.zip", seed=0)   # doctest: +SKIP
->>> card = player.act(aec_env.observe(agent))                         # doctest: +SKIP
+>>> card = player.act(aec_env.seat_view(agent))                       # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -30,22 +49,36 @@ from __future__ import annotations
 import io
 import json
 import os
+import reprlib
 import zipfile
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from popejoan_env.cards import NUM_CARD_IDS
+from popejoan_env.checks import as_int
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.observation import OBS_SIZE, OBS_VERSION, RULE_FLAGS, RULES, decode_rules
-from popejoan_env.rules import Rules, resolve_rules
+from popejoan_env.files import replacing
+from popejoan_env.observation import OBS_SIZE, OBS_VERSION, encode_view, play_rules
+from popejoan_env.players.base import legal_of
+from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, resolve_rules
+from popejoan_env.seat_view import SeatView
 
 MODEL_FORMAT = "popejoan-model/1"
 """Value of ``format`` in a model's metadata."""
 META_NAME = "popejoan.json"
 """Zip member holding the metadata."""
-NUM_ACTIONS = 52
+WEIGHTS_NAME = "policy.pth"
+"""Zip member holding the policy's ``state_dict`` (written by Stable-Baselines3)."""
+MAX_MEMBERS = 64
+"""Most members a model zip may have (Stable-Baselines3 writes 7)."""
+MAX_METADATA_BYTES = 2**20
+"""Largest ``popejoan.json`` read, unpacked (a real one is under 1 kB)."""
+MAX_WEIGHTS_BYTES = 64 * 2**20
+"""Largest ``policy.pth`` read, unpacked (the shipped 128x128 model's is 0.9 MB)."""
 _ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
+_POLICY_NET = "mlp_extractor.policy_net."
 
 
 class ModelFileError(PopeJoanError):
@@ -90,11 +123,11 @@ def save_model(model: Any, path: str | os.PathLike[str], metadata: Mapping[str, 
     if not path.endswith(".zip"):
         path += ".zip"
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".tmp.zip"
-    model.save(tmp)
-    with zipfile.ZipFile(tmp, "a", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(META_NAME, json.dumps(dict(metadata), indent=1, sort_keys=True))
-    os.replace(tmp, path)  # never leave a half-written model where a reader may look
+    # Never leave a half-written model where a reader may look: the zip replaces ``path`` when complete.
+    with replacing(path) as tmp:
+        model.save(tmp)
+        with zipfile.ZipFile(tmp, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(META_NAME, json.dumps(dict(metadata), indent=1, sort_keys=True))
     return path
 
 
@@ -116,9 +149,8 @@ class Policy:
         self.metadata = metadata
         self.path = path
         self.rules = Rules.from_dict(metadata["rules"])
-        # The observation carries the rules' flags: a game under other rules is caught at the first act().
-        self.rule_flags = np.array([1.0 if getattr(self.rules, k) == v else 0.0 for k, v in RULE_FLAGS],
-                                   dtype=np.float32)
+        self.play_rules = play_rules(self.rules)
+        """The options of ``rules`` a seat sees (``observation.play_rules``): what a game must match to be played."""
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Action logits (52, or [batch, 52]) for observations ``[OBS_SIZE]`` or ``[batch, OBS_SIZE]``."""
@@ -132,8 +164,6 @@ class Policy:
              deterministic: bool = True) -> int:
         """A legal card id: the best logit, or a sample of the masked softmax when not deterministic."""
         legal = np.asarray(legal, dtype=np.intp)
-        if len(legal) == 1:
-            return int(legal[0])
         z = self.logits(obs)[legal]
         if deterministic or rng is None:
             return int(legal[int(np.argmax(z))])
@@ -159,102 +189,220 @@ def _diff(have: Rules, want: Rules) -> str:
     return ", ".join(parts) or "same options"
 
 
-def _read(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """(metadata, actor state_dict as numpy) from a model file, with clear errors."""
+def _read(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict[str, Any], Any]:
+    """(metadata, the ``policy.pth`` state_dict as loaded, or None) from a model file, with clear errors."""
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise ModelFileError(f"model file {path!r} does not exist")
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
+            if len(names) > MAX_MEMBERS:
+                raise ModelFileError(f"{path}: a zip of {len(names):,} members; a model file has at most "
+                                     f"{MAX_MEMBERS} (not a model file)")
             if META_NAME not in names:
-                if "policy.pth" in names:
+                if WEIGHTS_NAME in names:
                     raise ModelFileError(
                         f"{path} is a Stable-Baselines3 model without popejoan metadata ({META_NAME}): "
                         "nothing says which observation and rules it was trained for; save models with "
                         "popejoan_env.players.learned.save_model (training/train_ppo.py does)"
                     )
                 raise ModelFileError(f"{path} is not a model file: a zip archive without {META_NAME} or "
-                                     "policy.pth inside (another kind of file, or truncated)")
-            meta = json.loads(archive.read(META_NAME).decode("utf-8"))
-            if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
-                raise ModelFileError(f"{path}: metadata format {meta.get('format') if isinstance(meta, dict) else meta!r} "
-                                     f"is not {MODEL_FORMAT!r}")
+                                     f"{WEIGHTS_NAME} inside (another kind of file, or truncated)")
+            text = _member(archive, path, META_NAME, MAX_METADATA_BYTES)
+            try:
+                meta = json.loads(text.decode("utf-8"))
+            except (RecursionError, ValueError) as err:  # not UTF-8, not JSON, too deep, a huge integer
+                raise ModelFileError(f"{path}: {META_NAME} is not valid JSON: {_clip(str(err))}") from None
+            _check_metadata(meta, path)
             state = None
             if weights:
-                if "policy.pth" not in names:
-                    raise ModelFileError(f"{path} has no policy.pth: not a complete model file")
-                import torch
-
-                raw = torch.load(io.BytesIO(archive.read("policy.pth")), map_location="cpu", weights_only=True)
-                state = {k: v.detach().cpu().numpy().astype(np.float32) for k, v in raw.items()}
+                if WEIGHTS_NAME not in names:
+                    raise ModelFileError(f"{path} has no {WEIGHTS_NAME}: not a complete model file")
+                state = _load_weights(_member(archive, path, WEIGHTS_NAME, MAX_WEIGHTS_BYTES), path)
     except ModelFileError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as err:
-        raise ModelFileError(f"{path} is not a readable model file (not a zip archive or truncated): {err}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ModelFileError(f"{path}: {META_NAME} is not valid JSON: {err}") from None
-    except Exception as err:  # torch's unpickler raises many kinds on a damaged policy.pth
-        raise ModelFileError(f"{path}: the network weights (policy.pth) cannot be read: "
-                             f"{type(err).__name__}: {err}") from None
-    for key in ("obs_version", "obs_size", "rules", "activation"):
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, RuntimeError, NotImplementedError,
+            ValueError) as err:  # not a zip, truncated, a bad CRC, encrypted, an unknown compression
+        raise ModelFileError(f"{path} is not a readable model file (not a zip archive or truncated): "
+                             f"{_clip(str(err))}") from None
+    return meta, state
+
+
+def _member(archive: zipfile.ZipFile, path: str, name: str, limit: int) -> bytes:
+    """The bytes of one zip member, refused beyond ``limit`` unpacked (a bounded read: headers can lie)."""
+    info = archive.getinfo(name)
+    if info.file_size > limit:
+        raise ModelFileError(f"{path}: {name} unpacks to {info.file_size:,} bytes; at most {limit:,} are read "
+                             "(not a model file, or a zip bomb)")
+    with archive.open(info) as member:
+        # At most the size the header gives: a header that lies low ends in a CRC error, not a big buffer.
+        data = member.read(info.file_size + 1)
+    if len(data) != info.file_size:
+        raise ModelFileError(f"{path}: {name} does not unpack to the {info.file_size:,} bytes its header gives "
+                             "(a damaged file or a zip bomb)")
+    return data
+
+
+def _load_weights(data: bytes, path: str) -> Any:
+    """The ``state_dict`` in ``policy.pth``: torch's zip format read with ``weights_only=True`` (no code runs)."""
+    # torch.save writes a zip of stored members; check it is one, and that no member claims more
+    # bytes than it has, before torch allocates anything from its headers.
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as inner:
+            infos = inner.infolist()
+    except zipfile.BadZipFile:
+        raise ModelFileError(f"{path}: the network weights ({WEIGHTS_NAME}) are not in torch.save's format "
+                             "(a zip archive)") from None
+    if len(infos) > 4 * MAX_MEMBERS or any(
+        i.compress_type != zipfile.ZIP_STORED or i.file_size != i.compress_size
+        or i.header_offset + i.compress_size > len(data) for i in infos
+    ):
+        raise ModelFileError(f"{path}: the network weights ({WEIGHTS_NAME}) are damaged: their members "
+                             "are not the stored records torch.save writes")
+    import torch
+
+    try:
+        return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as err:  # torch's unpickler raises many kinds on a damaged or hostile policy.pth
+        raise ModelFileError(f"{path}: the network weights ({WEIGHTS_NAME}) cannot be read: "
+                             f"{type(err).__name__}: {_clip(str(err))}") from None
+
+
+def _check_metadata(meta: Any, path: str) -> None:
+    """Refuse metadata whose format, or any field the player uses, has the wrong type or value."""
+    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else meta
+        raise ModelFileError(f"{path}: metadata format {_show(found)} is not {MODEL_FORMAT!r}")
+    for key in ("obs_version", "obs_size", "rules", "players", "activation", "net_arch"):
         if key not in meta:
             raise ModelFileError(f"{path}: metadata lacks {key!r}")
+    for key in ("obs_version", "obs_size"):
+        if as_int(meta[key]) is None:
+            raise ModelFileError(f"{path}: metadata {key} must be an integer, got {_show(meta[key])}")
     if meta["obs_version"] != OBS_VERSION or meta["obs_size"] != OBS_SIZE:
         raise ModelMismatchError(
             f"model {path} was trained on observation version {meta['obs_version']} (size {meta['obs_size']}); "
             f"this package encodes version {OBS_VERSION} (size {OBS_SIZE}): retrain it with this version"
         )
+    if not isinstance(meta["rules"], Mapping):
+        raise ModelFileError(f"{path}: metadata rules must be an object of rules options, got {_show(meta['rules'])}")
     try:
         Rules.from_dict(meta["rules"])
-    except PopeJoanError as err:
-        raise ModelFileError(f"{path}: metadata rules are not valid: {err}") from None
-    if meta["activation"] not in _ACTIVATIONS:
-        raise ModelFileError(f"{path}: unknown activation {meta['activation']!r}")
-    return meta, state
+    except (PopeJoanError, TypeError, RecursionError) as err:  # RecursionError: a value nested too deep to print
+        raise ModelFileError(f"{path}: metadata rules are not valid: {_clip(str(err))}") from None
+    players = meta["players"]
+    if (not isinstance(players, list) or not players
+            or not all(as_int(n) is not None and MIN_PLAYERS <= n <= MAX_PLAYERS for n in players)):
+        raise ModelFileError(f"{path}: metadata players must be a list of table sizes "
+                             f"{MIN_PLAYERS}..{MAX_PLAYERS}, got {_show(players)}")
+    activation = meta["activation"]
+    if not isinstance(activation, str) or activation not in _ACTIVATIONS:
+        raise ModelFileError(f"{path}: metadata activation must be one of {sorted(_ACTIVATIONS)}, "
+                             f"got {_show(activation)}")
+    net_arch = meta["net_arch"]
+    if not isinstance(net_arch, list) or not all(as_int(w) is not None and w > 0 for w in net_arch):
+        raise ModelFileError(f"{path}: metadata net_arch must be a list of layer widths (positive integers), "
+                             f"got {_show(net_arch)}")
+
+
+def _show(value: Any) -> str:
+    """A short repr of a value read from a file (lists and texts cut, nesting bounded)."""
+    return reprlib.repr(value)
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def load_policy(path: str | os.PathLike[str], rules: Rules | str | Mapping[str, Any] | None = None) -> Policy:
     """The actor network of a model file; ``rules`` (if given) must be the rules it was trained for."""
     path = os.fspath(path)
     meta, state = _read(path)
-    assert state is not None
     policy = policy_from_state(state, meta, path)
     policy.check(rules)
     return policy
 
 
 def policy_from_state(state: Mapping[str, Any], metadata: dict[str, Any], path: str = "<memory>") -> Policy:
-    """A ``Policy`` from an SB3 policy ``state_dict`` (tensors or arrays) and its metadata."""
-    state = {k: np.asarray(v.detach().cpu().numpy() if hasattr(v, "detach") else v, dtype=np.float32)
-             for k, v in state.items()}
-    meta = metadata
+    """A ``Policy`` from an SB3 policy ``state_dict`` (tensors or arrays) and its metadata; every tensor checked."""
+    _check_metadata(metadata, path)
+    if not isinstance(state, Mapping):
+        raise ModelFileError(f"{path}: {WEIGHTS_NAME} holds a {type(state).__name__}, not a state_dict of tensors")
     layers = []
     k = 0
-    while f"mlp_extractor.policy_net.{k}.weight" in state:
-        layers.append((state[f"mlp_extractor.policy_net.{k}.weight"].T.copy(),
-                       state[f"mlp_extractor.policy_net.{k}.bias"]))
+    while f"{_POLICY_NET}{k}.weight" in state or f"{_POLICY_NET}{k}.bias" in state:
+        layers.append(_linear(state, f"{_POLICY_NET}{k}", path))
         k += 2  # Linear, activation, Linear, ... in SB3's MlpExtractor
+    stray = sorted(str(key) for key in state if str(key).startswith(_POLICY_NET)
+                   and str(key)[len(_POLICY_NET):].partition(".")[0] not in {str(i) for i in range(0, k, 2)})
+    if stray:
+        raise ModelFileError(f"{path}: {WEIGHTS_NAME} has policy layers {stray[:4]} out of sequence "
+                             f"(layers 0, 2, 4 ... of SB3's MlpExtractor expected): damaged weights")
     if "action_net.weight" not in state:
-        raise ModelFileError(f"{path}: policy.pth has no action_net: not a MaskablePPO MlpPolicy")
-    head = (state["action_net.weight"].T.copy(), state["action_net.bias"])
+        raise ModelFileError(f"{path}: {WEIGHTS_NAME} has no action_net: not a MaskablePPO MlpPolicy")
+    head = _linear(state, "action_net", path)
     width = OBS_SIZE
-    for w, _ in layers + [head]:
+    for (w, _), name in zip(layers + [head], [f"{_POLICY_NET}{i}" for i in range(0, k, 2)] + ["action_net"]):
         if w.shape[0] != width:
-            raise ModelFileError(f"{path}: network layer expects {w.shape[0]} inputs, got {width} "
+            raise ModelFileError(f"{path}: network layer {name} expects {w.shape[0]} inputs, got {width} "
                                  "(unsupported architecture or damaged weights)")
         width = w.shape[1]
-    if width != NUM_ACTIONS:
-        raise ModelFileError(f"{path}: network has {width} outputs, expected {NUM_ACTIONS} actions")
-    return Policy(layers, head, meta["activation"], meta, path)
+    if width != NUM_CARD_IDS:
+        raise ModelFileError(f"{path}: network has {width} outputs, expected {NUM_CARD_IDS} actions")
+    widths = [w.shape[1] for w, _ in layers]
+    if [int(n) for n in metadata["net_arch"]] != widths:
+        raise ModelFileError(f"{path}: metadata net_arch {metadata['net_arch']} does not match the weights, "
+                             f"whose hidden layers are {widths}")
+    return Policy(layers, head, metadata["activation"], metadata, path)
+
+
+def _linear(state: Mapping[str, Any], name: str, path: str) -> tuple[np.ndarray, np.ndarray]:
+    """(weight transposed to [in, out], bias [out]) of a Linear layer, as float32, with every check."""
+    weight = _tensor(state, f"{name}.weight", 2, path)
+    bias = _tensor(state, f"{name}.bias", 1, path)
+    if bias.shape[0] != weight.shape[0]:
+        raise ModelFileError(f"{path}: {name}.bias has shape {tuple(bias.shape)}, but {name}.weight "
+                             f"{tuple(weight.shape)} has {weight.shape[0]} outputs")
+    return weight.T.copy(), bias
+
+
+def _tensor(state: Mapping[str, Any], key: str, ndim: int, path: str) -> np.ndarray:
+    """One float tensor of the state_dict as a float32 array of ``ndim`` dimensions, all values finite."""
+    if key not in state:
+        raise ModelFileError(f"{path}: {WEIGHTS_NAME} lacks {key}: damaged weights or not an MlpPolicy")
+    value = state[key]
+    if hasattr(value, "detach") and hasattr(value, "is_floating_point"):  # a torch tensor
+        if not value.is_floating_point():
+            raise ModelFileError(f"{path}: {key} is a {value.dtype} tensor, not a float tensor")
+        try:
+            array = value.detach().cpu().float().numpy()
+        except (RuntimeError, TypeError, ValueError) as err:
+            raise ModelFileError(f"{path}: {key} cannot be read as an array: {_clip(str(err))}") from None
+    elif isinstance(value, np.ndarray):
+        if not np.issubdtype(value.dtype, np.floating):
+            raise ModelFileError(f"{path}: {key} is a {value.dtype} array, not a float array")
+        array = value
+    else:
+        raise ModelFileError(f"{path}: {key} is a {type(value).__name__}, not a tensor")
+    if array.ndim != ndim:
+        raise ModelFileError(f"{path}: {key} has shape {tuple(array.shape)}; a {'weight' if ndim == 2 else 'bias'} "
+                             f"has {ndim} dimension{'s' if ndim > 1 else ''}")
+    if 0 in array.shape:
+        raise ModelFileError(f"{path}: {key} has shape {tuple(array.shape)}: an empty layer")
+    array = array.astype(np.float32)
+    if not np.isfinite(array).all():
+        raise ModelFileError(f"{path}: {key} holds NaN or infinite values (a diverged training run?); "
+                             "such a network picks cards arbitrarily")
+    return array
 
 
 # ---------------------------------------------------------------- the player
 class LearnedPlayer:
-    """A saved model playing from the AEC observation dict (``observation`` + ``action_mask``)."""
+    """A saved model at a seat: it encodes the ``SeatView`` it is handed and plays the policy's card."""
 
     def __init__(self, policy: Policy, seed: int | None = None, deterministic: bool = True,
-                 name: str | None = None) -> None:
+                 name: str | None = None, rng: np.random.Generator | None = None) -> None:
         self.policy = policy
         self.deterministic = deterministic
         if name is None:
@@ -262,7 +410,8 @@ class LearnedPlayer:
             if name == "model":  # models/<run>/model.zip: the run name says more
                 name = os.path.basename(os.path.dirname(os.path.abspath(policy.path))) or "model"
         self.name = name
-        self.rng = np.random.default_rng(seed)
+        self.rng = rng if rng is not None else np.random.default_rng(seed)
+        self._checked: Rules | None = None
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -273,30 +422,17 @@ class LearnedPlayer:
         """Restart the player's generator (used only when not deterministic)."""
         self.rng = np.random.default_rng(seed)
 
-    def act(self, obs: Mapping[str, Any]) -> int:
-        """The card to play from ``{"observation": float32[OBS_SIZE], "action_mask": int8[52]}``."""
-        try:
-            vector = np.asarray(obs["observation"], dtype=np.float32)
-            mask = np.asarray(obs["action_mask"])
-        except (KeyError, TypeError):
-            raise PopeJoanError("a learned player needs the AEC observation dict with 'observation' "
-                                "and 'action_mask'") from None
-        if vector.shape != (OBS_SIZE,):
-            raise ModelMismatchError(f"model {self.policy.path} expects an observation of shape ({OBS_SIZE},) "
-                                     f"(version {OBS_VERSION}), got {vector.shape}")
-        legal = np.flatnonzero(mask)
-        if len(legal) == 0:
-            raise PopeJoanError(f"{self.name}: the action mask has no legal card (this seat is not to act)")
-        if not np.array_equal(vector[RULES:RULES + len(RULE_FLAGS)], self.policy.rule_flags):
-            try:
-                played = decode_rules(vector)
-                self.policy.check(played)
-            except ValueError as err:
-                if isinstance(err, ModelMismatchError):
-                    raise
-                raise ModelMismatchError(f"model {self.policy.path}: the observation's rule flags are not valid "
-                                         f"({err})") from None
-        return self.policy.pick(vector, legal, self.rng, self.deterministic)
+    def act(self, view: SeatView) -> int:
+        """The card to play: the only legal one at once, else the policy's (best logit, or a masked-softmax sample)."""
+        legal = legal_of(view, self.name)
+        if len(legal) == 1:
+            return legal[0]
+        if view.rules is not self._checked:
+            # Rules shown to a seat (decoded observations carry only those) must be the model's.
+            if play_rules(view.rules) != self.policy.play_rules:
+                self.policy.check(view.rules)
+            self._checked = view.rules
+        return self.policy.pick(encode_view(view), legal, self.rng, self.deterministic)
 
     def __repr__(self) -> str:
         return f"<LearnedPlayer {self.name} ({self.policy.path})>"
@@ -304,7 +440,13 @@ class LearnedPlayer:
 
 def load_player(path: str | os.PathLike[str], seed: int | None = None,
                 rules: Rules | str | Mapping[str, Any] | None = None, deterministic: bool = True) -> LearnedPlayer:
-    """A player from a model file; pass ``rules`` to refuse a model trained for other rules."""
+    """A player from a model file; pass ``rules`` to refuse a model trained for other rules.
+
+    Reads no pickle that can run code (JSON metadata, weights through
+    ``torch.load(weights_only=True)``), so any file may be given; everything is
+    checked here, and a bad file raises ``ModelFileError``.  ``MaskablePPO.load``
+    unpickles the same file and can execute code from it: use it on trusted files only.
+    """
     return LearnedPlayer(load_policy(path, rules=rules), seed=seed, deterministic=deterministic)
 
 

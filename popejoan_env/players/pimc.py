@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from popejoan_env.cards import NUM_CARD_IDS, POPE
+from popejoan_env.checks import as_int
 from popejoan_env.engine import SUCCESSOR, Deal
 from popejoan_env.players.base import ScriptedPlayer, UnknownPlayerError
 from popejoan_env.players.stops import PREDECESSOR, lead_candidates, order_in_suit
@@ -20,14 +21,15 @@ _ORDER: dict[bool, tuple[int, ...]] = {
 }
 
 
-def greedy_lead(deal: Deal) -> int:
+def greedy_lead(deal: Deal, legal: list[int] | None = None) -> int:
     """The rollout policy's lead: ``stops_first`` played with the world's cards in view.
 
     Runs that end in a stop first (longest first), then the Pope, then cards nobody can lead
     up to, then the lowest card.  In a sampled world every card's place is known, so this
     needs no bookkeeping: it reads ``deal.owner``.
     """
-    legal = deal.legal_actions()
+    if legal is None:
+        legal = deal.legal_actions()
     if len(legal) == 1:
         return legal[0]
     seat = deal.to_act
@@ -62,16 +64,13 @@ def greedy_lead(deal: Deal) -> int:
     return best
 
 
-def play_out(deal: Deal, rng: np.random.Generator | None = None) -> None:
-    """Play a deal to its end: forced cards as the rules say, leads by ``greedy_lead`` (random if ``rng``)."""
-    while not deal.done:
-        if deal.forced >= 0:
-            deal.play(deal.forced)
-        elif rng is None:
-            deal.play(greedy_lead(deal))
-        else:
-            legal = deal.legal_actions()
-            deal.play(legal[int(rng.integers(len(legal)))])
+def rollout(deal: Deal, rng: np.random.Generator | None = None) -> None:
+    """Play a world to its end: leads by ``greedy_lead``, or uniformly at random with ``rng``."""
+    if rng is None:
+        deal.play_out(greedy_lead)
+    else:
+        # Every lead draws, lone ones too, as this rollout always has (its results stay the same).
+        deal.play_out(lambda d, legal: legal[int(rng.integers(len(legal)))], lone_leads=False)
 
 
 class PimcPlayer(ScriptedPlayer):
@@ -87,7 +86,7 @@ class PimcPlayer(ScriptedPlayer):
     name = "pimc"
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, rollout: str = "greedy") -> None:
-        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        if as_int(samples) is None or samples < 1:
             raise UnknownPlayerError(f"pimc: samples must be a positive integer, got {samples!r}")
         if rollout not in ("greedy", "random"):
             raise UnknownPlayerError(f"pimc: rollout must be 'greedy' or 'random', got {rollout!r}")
@@ -122,6 +121,6 @@ class PimcPlayer(ScriptedPlayer):
             for i, card in enumerate(candidates):
                 deal = world.copy()
                 deal.play(card)
-                play_out(deal, rollout_rng)
+                rollout(deal, rollout_rng)
                 totals[i] += deal.balances[0] - start
         return totals

@@ -23,23 +23,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from popejoan_env.cards import NUM_CARD_IDS, CardMask, iter_cards
-from popejoan_env.engine import SUCCESSOR
+from popejoan_env.cards import CardMask, iter_cards
+from popejoan_env.engine import PREDECESSOR, SUCCESSOR
 from popejoan_env.seat_view import SeatView
 
 __all__ = ["PREDECESSOR", "SUCCESSOR", "Run", "gone", "lead_candidates", "order_in_suit", "orphans", "run_from"]
-
-
-def _predecessors(successor: tuple[int, ...]) -> tuple[int, ...]:
-    table = [-1] * NUM_CARD_IDS
-    for card, nxt in enumerate(successor):
-        if nxt >= 0:
-            table[nxt] = card
-    return tuple(table)
-
-
-PREDECESSOR: dict[bool, tuple[int, ...]] = {k: _predecessors(v) for k, v in SUCCESSOR.items()}
-"""Table per ``ace_high``: card id -> the card whose successor it is, or -1 (nobody can lead up to it)."""
 
 
 def order_in_suit(card: int, ace_high: bool) -> int:

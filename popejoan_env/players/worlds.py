@@ -5,15 +5,17 @@ hand.  ``WorldSampler(view)`` deals the cards the seat cannot place
 (``view.unseen``) at random into the other hands (with their known sizes) and
 the dead hand (its size less the cards known dead: the turn-up and the
 successors that stops revealed), and ``world_deal`` builds the mid-game
-``Deal`` of such a world, ready to play on with the engine's own rules.
+``Deal`` of such a world with the engine's public ``Deal.from_position``,
+ready to play on with the engine's own rules.
 
 Seats in a world are the view's *relative* seats (the observer is seat 0).  A
-world starts *now*: its ``plays``, ``awards`` and ``payments`` are empty,
-``board_before``/``balances_before`` are the current board and balances (so
-``delta`` is what each seat gains from here on) and ``initial_hands`` are the
-hands now.  Nothing in a ``SeatView`` beyond hand sizes and known dead cards
-constrains where a card lies (the view keeps no play order, so a lead's
-"lowest of its suit" cannot be read back), so the sampling is uniform.
+world starts *now* (see ``Deal.from_position``): its ``plays``, ``awards``
+and ``payments`` are empty, ``board_before``/``balances_before`` are the
+current board and balances (so ``delta`` is what each seat gains from here
+on) and ``initial_hands`` are the hands now.  Nothing in a ``SeatView``
+beyond hand sizes and known dead cards constrains where a card lies (the view
+keeps no play order, so a lead's "lowest of its suit" cannot be read back),
+so the sampling is uniform.
 """
 
 from __future__ import annotations
@@ -22,10 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from popejoan_env.cards import (
-    CARD_NAMES, JACK, KING, PACK_MASK, QUEEN, CardMask, card_id, cards_of,
-)
-from popejoan_env.engine import AWARD_OF, EMPTY_OWNER, PLAYED, SUCCESSOR, Deal
+from popejoan_env.cards import CardMask, cards_of
+from popejoan_env.engine import Deal
 from popejoan_env.errors import InvalidDealError
 from popejoan_env.seat_view import SeatView
 
@@ -35,65 +35,22 @@ def world_deal(view: SeatView, hands: Sequence[CardMask], dead: CardMask) -> Dea
     n = view.players
     if len(hands) != n or hands[0] != view.hand:
         raise InvalidDealError("a world needs one hand per seat, and seat 0's must be the observer's own hand")
-    played = view.played
-    seen = played | dead
     for k, hand in enumerate(hands):
         if hand.bit_count() != view.hand_sizes[k]:
             raise InvalidDealError(f"relative seat {k} holds {view.hand_sizes[k]} cards, the world gives it {hand.bit_count()}")
-        if seen & hand:
-            raise InvalidDealError(f"relative seat {k}'s hand overlaps other cards: {cards_of(seen & hand)}")
-        seen |= hand
-    if seen != PACK_MASK or dead.bit_count() != view.dead_size or not (dead >> view.turnup) & 1:
+    if dead.bit_count() != view.dead_size or not (dead >> view.turnup) & 1:
         raise InvalidDealError("a world must deal out exactly the 51 cards, with the turn-up in the dead hand")
-    owner = list(EMPTY_OWNER)
-    for card in cards_of(played):
-        owner[card] = PLAYED
-    for k, hand in enumerate(hands):
-        for card in cards_of(hand):
-            owner[card] = k
-    return _build(view, list(hands), owner, dead)
+    return _position(view, list(hands), dead)
 
 
-def _build(view: SeatView, hands: list[CardMask], owner: list[int], dead: CardMask) -> Deal:
-    """Fill every slot of a ``Deal`` from a view and a complete, checked placement of the cards."""
-    rules = view.rules
-    deal = Deal.__new__(Deal)
-    deal.rules = rules
-    deal.players = view.players
-    deal.dealer = view.dealer
-    deal.hands = hands
-    deal.counts = list(view.hand_sizes)
-    deal.owner = owner
+def _position(view: SeatView, hands: list[CardMask], dead: CardMask) -> Deal:
+    """``Deal.from_position`` of a world: the view's public state with these hidden cards."""
     turnup = view.turnup
-    deal.dead = tuple(c for c in cards_of(dead) if c != turnup) + (turnup,)
-    deal.dead_mask = dead
-    deal.turnup = turnup
-    deal.trumps = view.trumps
-    deal.board = list(view.board)
-    deal.board_before = tuple(view.board)
-    deal.balances = list(view.balances)
-    deal.balances_before = tuple(view.balances)
-    deal.to_act = view.to_act
-    deal.forced = view.forced
-    deal.leader = view.leader
-    deal.plays = []
-    deal.awards = []
-    deal.payments = []
-    deal.winner = None
-    deal.done = view.to_act < 0
-    deal.revealed_dead = view.known_dead
-    deal.played_mask = view.played
-    deal.initial_hands = tuple(hands)
-    deal._succ = SUCCESSOR[rules.ace_high]
-    deal._award = AWARD_OF[view.trumps]
-    deal._lead_any = rules.lead == "any"
-    deal._ace_high = rules.ace_high
-    pair_by = {}
-    for rank in (KING, QUEEN, JACK):
-        card = card_id(view.trumps, rank)
-        pair_by[rank] = next((k for k, m in enumerate(view.played_by) if (m >> card) & 1), -1)
-    deal._pair_by = pair_by
-    return deal
+    return Deal.from_position(
+        hands, [c for c in cards_of(dead) if c != turnup] + [turnup], view.played_by,
+        to_act=view.to_act, forced=view.forced, leader=view.leader, dealer=view.dealer, rules=view.rules,
+        board=view.board, balances=view.balances,
+    )
 
 
 class WorldSampler:
@@ -111,35 +68,20 @@ class WorldSampler:
                 f"the view is inconsistent: {len(self.unseen)} unseen cards for hands of {self.sizes} "
                 f"and {hidden_dead} unseen dead-hand cards"
             )
-        owner = list(EMPTY_OWNER)
-        for card in cards_of(view.played):
-            owner[card] = PLAYED
-        for card in cards_of(view.hand):
-            owner[card] = 0
-        self._owner = owner
         self._cuts = np.cumsum([0, *self.sizes]).tolist()
 
     def sample(self, rng: np.random.Generator) -> Deal:
         """One world consistent with the view, as a playable ``Deal`` (relative seats, observer = 0)."""
         view = self.view
         order = self.unseen[rng.permutation(len(self.unseen))].tolist()
-        owner = list(self._owner)
         hands = [view.hand]
         cuts = self._cuts
         for k in range(1, view.players):
             mask = 0
             for card in order[cuts[k - 1]:cuts[k]]:
-                owner[card] = k
                 mask |= 1 << card
             hands.append(mask)
         dead = self.known_dead
         for card in order[cuts[-1]:]:
             dead |= 1 << card
-        return _build(view, hands, owner, dead)
-
-
-def describe_world(deal: Deal) -> str:
-    """The hands of a world in notation (for debugging)."""
-    return "; ".join(
-        f"seat {k}: {' '.join(CARD_NAMES[c] for c in cards_of(h))}" for k, h in enumerate(deal.hands)
-    )
+        return _position(view, hands, dead)  # sizes and the turn-up hold by construction
