@@ -161,9 +161,8 @@ ended at the turn-up; replaying them with `record.replay_record` (or through
 
 from __future__ import annotations
 
-import operator
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -172,13 +171,15 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from popejoan_env.cards import CARD_NAMES, NUM_CARD_IDS, RANKS, SUIT_SYMBOLS, EIGHT_DIAMONDS, names_of
-from popejoan_env.engine import Deal, parse_board
-from popejoan_env.errors import (
-    GameOverError, IllegalActionError, InvalidDealError, PopeJoanError, UnknownCardError,
-)
-from popejoan_env.observation import OBS_SIZE, Encoder, bounds
-from popejoan_env.rules import COMPARTMENTS, Rules, check_players, resolve_rules
+from popejoan_env.cards import NUM_CARD_IDS, names_of
+from popejoan_env.checks import as_int, as_seed, brief
+from popejoan_env.engine import Deal, check_seat, parse_balances, parse_board
+from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError, PopeJoanError
+from popejoan_env.observation import BALANCE_SCALE, BOARD_SCALE, MAX_COUNTERS, OBS_SIZE, Encoder, bounds
+from popejoan_env.render import describe
+from popejoan_env.rules import Rules, check_players, resolve_rules
+from popejoan_env.seat_view import SeatView, seat_view
+from popejoan_env.seats import absolute
 from popejoan_env.session import Session
 
 ENV_NAME = "pope_joan_v1"
@@ -203,7 +204,38 @@ def env(**kwargs: Any) -> AECEnv:
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     e = wrappers.OrderEnforcingWrapper(e)
-    return e
+    return ClearErrorsWrapper(e)
+
+
+class ClearErrorsWrapper(wrappers.BaseWrapper):
+    """The outermost wrapper of ``env()``: what PettingZoo's wrappers would answer with a bare ``AssertionError``
+    (a step before ``reset()``, an action outside ``Discrete(52)``) is refused with a ``PopeJoanError`` naming
+    the problem, before anything changes.  A legal id that is not a legal card still ends the episode
+    (``TerminateIllegalWrapper``)."""
+
+    def step(self, action: Any) -> None:
+        """Check the action, then step the wrapped env."""
+        raw = self.unwrapped
+        if raw._deal is None:
+            raise GameOverError("step() before reset(): call reset() to deal an episode")
+        if not raw.agents:
+            raise GameOverError("the episode is over and every agent has stepped out; call reset()")
+        agent = raw.agent_selection
+        done = raw.terminations[agent] or raw.truncations[agent]
+        if done or action is None:
+            if not (done and action is None):
+                want = "None (it is done)" if done else "a card id 0..51 (an int)"
+                raise IllegalActionError(f"{agent} must step with {want}, got {brief(action)}")
+            self.env.step(None)
+            return
+        card = as_int(action)
+        if card is None or not 0 <= card < NUM_CARD_IDS:
+            raise IllegalActionError(f"{agent}: an action is a card id 0..51 (an int), got {brief(action)}")
+        self.env.step(card)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Check the seed, then reset the wrapped env."""
+        self.env.reset(seed=as_seed(seed), options=options)
 
 
 class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
@@ -229,17 +261,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         EzPickle.__init__(self, players, rules, render_mode, auto_forced, deals, dealer)
         check_players(players)
         self.rules: Rules = resolve_rules(rules)
-        if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
-            raise PopeJoanError(f"deals must be a positive integer (deals with play per episode), got {deals!r}")
-        if dealer is not None and (isinstance(dealer, bool) or not isinstance(dealer, int)
-                                   or not 0 <= dealer < players):
-            raise PopeJoanError(f"dealer must be None (random) or a seat 0..{players - 1}, got {dealer!r}")
+        if as_int(deals) is None or deals < 1:
+            raise PopeJoanError(f"deals must be a positive integer (deals with play per episode), got {brief(deals)}")
+        if dealer is not None:
+            if as_int(dealer) is None or not 0 <= dealer < players:
+                raise PopeJoanError(f"dealer must be None (random) or a seat 0..{players - 1}, got {brief(dealer)}")
+            dealer = int(dealer)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise PopeJoanError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+            raise PopeJoanError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {brief(render_mode)}")
         self.players = players
         self.render_mode = render_mode
         self.auto_forced = bool(auto_forced)
-        self.deals_per_episode = deals
+        self.deals_per_episode = int(deals)
         self.first_dealer = dealer
 
         self.possible_agents = [f"player_{i}" for i in range(players)]
@@ -260,7 +293,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._deal: Deal | None = None
         self._encoder: Encoder | None = None
         self._synced = False
-        self._over = True
         self._rewards_dirty = False
         self._played_deals = 0
         self._pending = [0] * players
@@ -299,6 +331,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         """The seat of an agent (``player_i`` is seat ``i``)."""
         return self._seat_of[agent]
 
+    def seat_view(self, agent: str) -> SeatView:
+        """What ``agent``'s seat may know now (the ``SeatView`` its observation encodes): what players ``act`` on."""
+        return seat_view(self.deal, self._seat_of[agent])
+
     def records(self) -> list[dict[str, Any]]:
         """Game records (``popejoan-record/1``) of every finished deal of this episode, in order."""
         from popejoan_env.record import deal_record
@@ -309,33 +345,40 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start an episode: a fresh generator from ``seed`` (else the stream goes on), options per the docs."""
+        """Start an episode: a fresh generator from ``seed`` (else the stream goes on), options per the docs.
+
+        A refused reset (bad options, or a session that cannot start) changes nothing: not the env, not its
+        generator.
+        """
+        seed = as_seed(seed)
         explicit, board, balances = self._parse_options(options)
         rng = np.random.default_rng(seed) if seed is not None else self._rng
         if rng is None:
             rng = np.random.default_rng()
-        if explicit is not None:
-            first_dealer = explicit[2]
-        elif self.first_dealer is not None:
-            first_dealer = self.first_dealer
-        else:
-            # Options are checked already: nothing after this draw can be refused.
-            first_dealer = int(rng.integers(self.players))
-        # Everything that can be refused is built before the env changes.
-        session = Session(self.rules, self.players, rng, _UNBOUNDED, first_dealer, board, balances)
-        first = session.next_deal(explicit[0], explicit[1]) if explicit is not None else session.next_deal()
+        saved = rng.bit_generator.state
+        try:
+            if explicit is not None:
+                first_dealer = explicit[2]
+            elif self.first_dealer is not None:
+                first_dealer = self.first_dealer
+            else:
+                first_dealer = int(rng.integers(self.players))
+            session = Session(self.rules, self.players, rng, _UNBOUNDED, first_dealer, board, balances)
+            first = session.next_deal(explicit[0], explicit[1]) if explicit is not None else session.next_deal()
+            pending = [0] * self.players
+            deal = first
+            if deal.done:
+                self._add(pending, deal.delta)
+                deal = self._next_playable(session, pending)
+                if deal is None:
+                    raise GameOverError("the session ended at its first turn-up: the next dealer cannot pay the dressing")
+        except BaseException:
+            rng.bit_generator.state = saved  # a refused reset leaves the generator's stream where it was
+            raise
         self._rng = rng
         self._session = session
-        pending = [0] * self.players
-        deal = first
-        if deal.done:
-            self._add(pending, deal.delta)
-            deal = self._next_playable(pending)
-            if deal is None:
-                raise GameOverError("the session ended at its first turn-up: the next dealer cannot pay the dressing")
         self._pending = pending
         self._played_deals = 0
-        self._over = False
         self._set_deal(deal)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -350,11 +393,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def _parse_options(
         self, options: Mapping[str, Any] | None
     ) -> tuple[tuple[Any, Any, int] | None, list[int] | None, list[int] | None]:
-        """Check reset options: (hands, dead, dealer) or None, board or None, balances or None."""
+        """Check reset options: (hands, dead, dealer) or None, board or None, balances or None.
+
+        The deal itself is checked by the engine (``Deal.from_cards`` through ``Session``); here only what the
+        env adds: the keys, and counters the observation can hold.
+        """
         if options is None:
             return None, None, None
         if not isinstance(options, Mapping):
-            raise InvalidDealError(f"reset options must be a mapping with keys {list(_OPTION_KEYS)}, got {options!r}")
+            raise InvalidDealError(f"reset options must be a mapping with keys {list(_OPTION_KEYS)}, got {brief(options)}")
         unknown = sorted(str(k) for k in options if k not in _OPTION_KEYS)
         if unknown:
             warnings.warn(f"{ENV_NAME}: reset ignores unknown option(s) {unknown}; options are {list(_OPTION_KEYS)}",
@@ -363,30 +410,27 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         spec = options.get("deal")
         if spec is not None:
             if not isinstance(spec, Mapping):
-                raise InvalidDealError(f"options['deal'] must be a mapping with keys {list(_DEAL_KEYS)}, got {spec!r}")
+                raise InvalidDealError(f"options['deal'] must be a mapping with keys {list(_DEAL_KEYS)}, got {brief(spec)}")
             bad = sorted(str(k) for k in spec if k not in _DEAL_KEYS)
             if bad:
                 raise InvalidDealError(f"options['deal'] has unknown key(s) {bad}; keys are {list(_DEAL_KEYS)}")
             for key in ("hands", "dead"):
                 if key not in spec:
-                    raise InvalidDealError(f"options['deal'] needs {key!r} (hands: one card list per seat; dead: turn-up last)")
-            hands = spec["hands"]
-            if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence) or len(hands) != self.players:
-                count = len(hands) if isinstance(hands, Sequence) else hands
-                raise InvalidDealError(f"options['deal']['hands'] must give {self.players} hands (one per seat), got {count!r}")
-            dealer = spec.get("dealer", 0)
-            if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < self.players:
-                raise InvalidDealError(f"options['deal']['dealer'] must be a seat 0..{self.players - 1}, got {dealer!r}")
-            explicit = (hands, spec["dead"], dealer)
+                    raise InvalidDealError(f"options['deal'] needs {brief(key)} (hands: one card list per seat; dead: turn-up last)")
+            dealer = check_seat(spec.get("dealer", 0), self.players, "options['deal']['dealer']")
+            explicit = (spec["hands"], spec["dead"], dealer)
         board = options.get("board")
         board_list = parse_board(board) if board is not None else None
         balances = options.get("balances")
-        balance_list = None
-        if balances is not None:
-            if (isinstance(balances, (str, bytes)) or not isinstance(balances, Sequence) or len(balances) != self.players
-                    or not all(isinstance(b, int) and not isinstance(b, bool) for b in balances)):
-                raise InvalidDealError(f"options['balances'] must be {self.players} integers, got {balances!r}")
-            balance_list = list(balances)
+        balance_list = parse_balances(balances, self.players) if balances is not None else None
+        # The observation scales counters into a bounded Box: refuse what it could not hold.
+        limit = MAX_COUNTERS // 2
+        if board_list is not None and max(board_list) > limit:
+            raise InvalidDealError(f"options['board']: a compartment may hold at most {limit:,} counters here "
+                                   f"(the observation's bound), got {max(board_list):,}")
+        if balance_list is not None and max(abs(b) for b in balance_list) > limit:
+            raise InvalidDealError(f"options['balances'] must lie within ±{limit:,} (the observation's bound), "
+                                   f"got {balance_list}")
         return explicit, board_list, balance_list
 
     # ------------------------------------------------------------------ play
@@ -400,10 +444,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         for i, x in enumerate(delta):
             total[i] += x
 
-    def _next_playable(self, pending: list[int]) -> Deal | None:
+    def _next_playable(self, session: Session, pending: list[int]) -> Deal | None:
         """Deal on until a deal needs a decision; deals ended at the turn-up add to ``pending``. None: session over."""
-        session = self._session
-        assert session is not None
         while not session.over:
             deal = session.next_deal()
             if not deal.done:
@@ -413,32 +455,33 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     def step(self, action: Any) -> None:
         """Play ``action`` (a card id) for the agent to act; see the module docs for rewards and episode ends."""
+        if self._deal is None:
+            raise GameOverError("step() before reset(): call reset() to deal an episode")
         agent = self.agent_selection
+        if not self.agents:
+            raise GameOverError("the episode is over and every agent has stepped out; call reset()")
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise IllegalActionError(f"{agent} is done: its step takes None, got {brief(action)}")
             self._was_dead_step(action)
             return
         deal = self._deal
-        assert deal is not None
-        if type(action) is not int:
-            try:
-                action = operator.index(action)
-            except TypeError:
-                raise IllegalActionError(
-                    f"{agent} (seat {deal.to_act}) cannot play {action!r}: an action is a card id 0..51; "
-                    f"legal: {names_of(deal.legal_actions())}"
-                ) from None
+        card = as_int(action)
+        if card is None:
+            raise IllegalActionError(
+                f"{agent} (seat {deal.to_act}) cannot play {brief(action)}: an action is a card id 0..51 (an int); "
+                f"legal: {names_of(deal.legal_actions())}"
+            )
         try:
-            deal.play(action)
-        except (IllegalActionError, UnknownCardError) as err:
-            # One error type for every refused action, whatever the engine's reason.
+            deal.play(card)
+        except IllegalActionError as err:
             raise IllegalActionError(f"{agent}: {err}") from None
         if self._rewards_dirty:
             self._clear_rewards()
             self._rewards_dirty = False
         self._cumulative_rewards[agent] = 0.0
         if self.auto_forced:
-            while deal.forced >= 0:
-                deal.play(deal.forced)
+            deal.advance(lone_leads=False)
         self._synced = False
         if deal.done:
             self._end_of_deal(deal)
@@ -454,7 +497,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._played_deals += 1
         nxt = None
         if self._played_deals < self.deals_per_episode:
-            nxt = self._next_playable(total)
+            nxt = self._next_playable(self.session, total)
         self._pending = [0] * self.players
         rewards = self.rewards
         for agent, x in zip(self.possible_agents, total):
@@ -465,7 +508,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             self._set_deal(nxt)
             self.agent_selection = self.possible_agents[nxt.to_act]
             return
-        self._over = True
         if self._played_deals >= self.deals_per_episode and self.deals_per_episode > 1:
             self.truncations = dict.fromkeys(self.agents, True)
         else:
@@ -511,52 +553,21 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         return None
 
     def _picture(self) -> str:
-        """A readable picture of the table."""
+        """The table as the acting seat sees it (after the deal, as seat 0 sees it), with the episode around it."""
         if self._deal is None:
             return "Pope Joan: no deal yet (call reset())"
         deal = self._deal
-        names = self.possible_agents
-        session = self._session
-        assert session is not None
-        trumps = deal.trumps
-        lines = [
-            f"Pope Joan ({self.rules.name}, {deal.players} players) - deal {len(session.deals)} of the episode"
-            f" ({self._played_deals} of {self.deals_per_episode} deals with play finished);"
-            f" dealer {names[deal.dealer]}",
-            f"Turn-up {CARD_NAMES[deal.turnup]}: trumps {SUIT_SYMBOLS[trumps]}"
-            f"   known dead: {' '.join(names_of(deal.revealed_dead))}",
-            "Board:  " + "  ".join(f"{c} {x}" for c, x in zip(COMPARTMENTS, deal.board)),
-            "Played:",
-        ]
-        played = deal.played_mask
-        for suit in range(4):
-            row = []
-            for rank in range(13):
-                card = suit * 13 + rank
-                row.append(" " if card == EIGHT_DIAMONDS else RANKS[rank] if (played >> card) & 1 else ".")
-            lines.append(f"  {SUIT_SYMBOLS[suit]} {' '.join(row)}")
-        lines.append("Seats:")
-        for seat in range(deal.players):
-            marks = []
-            if seat == deal.dealer:
-                marks.append("dealer")
-            if seat == deal.to_act:
-                marks.append("to act")
-            lines.append(f"  {names[seat]:<9} {deal.counts[seat]:>2} cards  balance {deal.balances[seat]:>4}"
-                         f"  {' '.join(marks)}".rstrip())
+        seat = max(deal.to_act, 0)
+        n = deal.players
+        names = [self.possible_agents[absolute(k, seat, n)] for k in range(n)]
+        lines = [f"Deal {len(self.session.deals)} of the episode ({self._played_deals} of "
+                 f"{self.deals_per_episode} deals with play finished)", describe(seat_view(deal, seat), names)]
         if deal.plays:
-            seat, card = deal.plays[-1]
-            lines.append(f"Last card: {names[seat]} played {CARD_NAMES[card]}")
+            who, card = deal.plays[-1]
+            lines.append(f"Last card: {self.possible_agents[who]} played {names_of([card])[0]}")
         if deal.done:
-            result = f"{names[deal.winner]} went out" if deal.winner is not None else "ended at the turn-up"
+            result = f"{self.possible_agents[deal.winner]} went out" if deal.winner is not None else "ended at the turn-up"
             lines.append(f"Deal over: {result}; counters won/lost {deal.delta}")
-        else:
-            seat = deal.to_act
-            hand = " ".join(names_of(deal.hands[seat]))
-            need = (f"must play {CARD_NAMES[deal.forced]}" if deal.forced >= 0
-                    else f"leads: one of {' '.join(names_of(deal.legal_actions()))}")
-            lines.append(f"{names[seat]} to act, {need}")
-            lines.append(f"Hand of {names[seat]}: {hand}")
         return "\n".join(lines)
 
     def close(self) -> None:

@@ -62,76 +62,36 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from popejoan_env.cards import NUM_CARD_IDS
+from popejoan_env.checks import as_int, as_seed, brief, split_list
 from popejoan_env.engine import Deal
-from popejoan_env.errors import PopeJoanError
+from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.observation import OBS_SIZE, Encoder
+from popejoan_env.opponents import SELF, OpponentMixError, OpponentPool, parse_mix
+from popejoan_env.render import describe
 from popejoan_env.rules import Rules, check_players, resolve_rules
 from popejoan_env.seat_view import seat_view
+from popejoan_env.session import Session
 
-SELF = "self"
-"""Name of the self-play share in an opponents mix: a frozen snapshot of the learner."""
-
-NUM_ACTIONS = 52
+__all__ = ["SELF", "OpponentMixError", "PopeJoanGymEnv", "make_vec_env", "parse_mix", "table_sizes"]
 
 
-class OpponentMixError(PopeJoanError):
-    """An opponents mix that cannot be parsed, or names an unknown player."""
-
-
-def parse_mix(mix: str | Mapping[str, float] | Sequence[str]) -> list[tuple[str, float]]:
-    """Opponent names with normalised weights from ``"stops_first:0.4,random:0.1,self:0.5"``, a mapping or a list.
-
-    >>> parse_mix("stops_first:3,random:1")
-    [('stops_first', 0.75), ('random', 0.25)]
-    >>> parse_mix("pool_hunter")
-    [('pool_hunter', 1.0)]
-    """
-    if isinstance(mix, str):
-        items: list[tuple[str, float]] = []
-        for part in mix.split(","):
-            part = part.strip()
-            if not part:
-                continue
-            name, sep, weight = part.rpartition(":") if ":" in part else (part, "", "1")
-            try:
-                items.append((name.strip(), float(weight)))
-            except ValueError:
-                raise OpponentMixError(
-                    f"opponents mix {mix!r}: weight {weight!r} of {name!r} is not a number "
-                    "(write e.g. 'stops_first:0.4,random:0.1,self:0.5')"
-                ) from None
-    elif isinstance(mix, Mapping):
-        items = [(str(k), float(v)) for k, v in mix.items()]
-    else:
-        items = [(str(k), 1.0) for k in mix]
-    if not items:
-        raise OpponentMixError(f"opponents mix {mix!r} names no player")
-    names = [n for n, _ in items]
-    if len(set(names)) != len(names):
-        raise OpponentMixError(f"opponents mix {mix!r} names a player twice")
-    bad = [(n, w) for n, w in items if not np.isfinite(w) or w < 0]
-    total = sum(w for _, w in items)
-    if bad or total <= 0:
-        raise OpponentMixError(f"opponents mix {mix!r}: weights must be non-negative numbers with a positive sum")
-    return [(n, w / total) for n, w in items if w > 0]
-
-
-def _table_sizes(players: int | Sequence[int] | str) -> tuple[int, ...]:
+def table_sizes(players: int | Sequence[int] | str) -> tuple[int, ...]:
     """Table sizes from ``4``, ``[3, 4, 5]`` or ``"3,4,5"``."""
     if isinstance(players, str):
         try:
-            sizes = tuple(int(p) for p in players.split(",") if p.strip())
+            sizes = tuple(int(p) for p in split_list(players))
         except ValueError:
-            raise PopeJoanError(f"players must be a number or a list like '3,4,5', got {players!r}") from None
-    elif isinstance(players, int):
-        sizes = (players,)
+            raise PopeJoanError(f"players must be a number or a list like '3,4,5', got {brief(players)}") from None
+    elif as_int(players) is not None:
+        sizes = (as_int(players),)  # type: ignore[assignment]
     else:
-        sizes = tuple(players)
+        sizes = tuple(players)  # type: ignore[arg-type]
     if not sizes:
         raise PopeJoanError("players must name at least one table size (3..8)")
     for n in sizes:
         check_players(n)
-    return sizes
+    return sizes  # type: ignore[return-value]
 
 
 class PopeJoanGymEnv(gym.Env):
@@ -154,13 +114,10 @@ class PopeJoanGymEnv(gym.Env):
         render_mode: str | None = None,
     ) -> None:
         self.rules = resolve_rules(rules)
-        self.table_sizes = _table_sizes(players)
-        self.mix = parse_mix(opponents)
-        self.max_snapshots = max(1, int(max_snapshots))
-        self.snapshot_deterministic = snapshot_deterministic
-        if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
-            raise PopeJoanError(f"deals per episode must be a positive integer, got {deals!r}")
-        self.deals = deals
+        self.table_sizes = table_sizes(players)
+        if as_int(deals) is None or deals < 1:
+            raise PopeJoanError(f"deals per episode must be a positive integer, got {brief(deals)}")
+        self.deals = int(deals)
         self.auto_single = auto_single
         self.reward_scale = float(reward_scale)
         if balance_range is not None:
@@ -169,68 +126,51 @@ class PopeJoanGymEnv(gym.Env):
             except (TypeError, ValueError):
                 lo, hi = 1, 0
             if lo > hi:
-                raise PopeJoanError(f"balance_range must be two integers (low, high), low <= high; got {balance_range!r}")
+                raise PopeJoanError(f"balance_range must be two integers (low, high), low <= high; got {brief(balance_range)}")
             balance_range = (lo, hi)
         self.balance_range = balance_range
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise PopeJoanError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+            raise PopeJoanError(f"render_mode must be None or 'ansi', got {brief(render_mode)}")
         self.render_mode = render_mode
         self.observation_space = spaces.Box(-np.inf, np.inf, shape=(OBS_SIZE,), dtype=np.float32)
-        self.action_space = spaces.Discrete(NUM_ACTIONS)
-
-        from popejoan_env.players import make_player
-
-        self._names = [n for n, _ in self.mix]
-        self._weights = np.array([w for _, w in self.mix])
-        # One player object per seat and name, built now: an unknown name fails here, not mid-training.
-        self._scripted: dict[str, list[Any]] = {
-            name: [make_player(name) for _ in range(8)] for name in self._names if name != SELF
-        }
-        self._snapshots: list[Any] = []
-        self._snapshot_paths: list[str] = []
-        for path in snapshots:
-            self.add_snapshot(path)
+        self.action_space = spaces.Discrete(NUM_CARD_IDS)
+        self.pool = OpponentPool(opponents, self.rules, snapshots, max_snapshots, snapshot_deterministic)
+        self.mix = self.pool.mix
         self._rng = np.random.default_rng()
-        self._deal: Deal | None = None
+        self.pool.use_rng(self._rng)
+        self._session: Session | None = None
         self._encoder: Encoder | None = None
         self._seats: list[Any] = []
         self._learner = 0
         self._players = self.table_sizes[0]
-        self._mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        self._mask = np.zeros(NUM_CARD_IDS, dtype=bool)
         self._balance_mark = 0
         self._start_balance = 0
-        self._deals_left = 0
-        self._dealer = 0
-        self._board: list[int] = [0] * 8
-        self._balances: list[int] = []
         self._opponent_names: list[str] = []
 
     # ------------------------------------------------------------- self-play
     def add_snapshot(self, path: str | os.PathLike[str]) -> None:
         """Add a frozen learner snapshot (a saved model file) to the ``self`` pool; the oldest beyond ``max_snapshots`` leave."""
-        from popejoan_env.players.learned import load_policy
-
-        policy = load_policy(path, rules=self.rules)
-        self._snapshots.append(policy)
-        self._snapshot_paths.append(os.fspath(path))
-        del self._snapshots[: -self.max_snapshots]
-        del self._snapshot_paths[: -self.max_snapshots]
+        self.pool.add_snapshot(path)
 
     @property
     def snapshot_paths(self) -> list[str]:
         """Files of the snapshots now in the ``self`` pool, oldest first."""
-        return list(self._snapshot_paths)
+        return list(self.pool.snapshot_paths)
+
+    @property
+    def _deal(self) -> Deal | None:
+        return self._session.current if self._session is not None else None
 
     # ------------------------------------------------------------- gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """Deal a new episode: table size, dealer, learner seat and opponents drawn at random."""
-        super().reset(seed=seed)
+        super().reset(seed=as_seed(seed))
         if seed is not None:
             # Players' own generators follow the env seed, so a seeded episode replays exactly.
             self._rng = np.random.default_rng(self.np_random.integers(2**63))
-            for row in self._scripted.values():
-                for player in row:
-                    player.reset(int(self._rng.integers(2**63)))
+            self.pool.use_rng(self._rng)
+            self.pool.seed_players()
         while True:
             self._new_episode()
             if self._advance():
@@ -244,8 +184,13 @@ class PopeJoanGymEnv(gym.Env):
             raise PopeJoanError("step() before reset(): call reset() to deal an episode")
         if not self._mask.any():
             raise PopeJoanError(f"the episode is over (learner seat {self._learner}); call reset()")
-        # An illegal card raises IllegalActionError naming the seat, the card and the legal cards.
-        deal.play(int(action))
+        card = as_int(action)
+        if card is None:
+            raise IllegalActionError(
+                f"learner (seat {self._learner}) cannot play {brief(action)}: an action is a card id 0..51 (an int); "
+                f"legal: {np.flatnonzero(self._mask).tolist()}"
+            )
+        deal.play(card)  # an illegal card raises IllegalActionError naming the seat and the legal cards
         more = self._advance()
         balance = self._balance()
         reward = (balance - self._balance_mark) * self.reward_scale
@@ -270,18 +215,7 @@ class PopeJoanGymEnv(gym.Env):
         """Text picture of the learner's view (``render_mode="ansi"``)."""
         if self.render_mode != "ansi" or self._deal is None:
             return None
-        from popejoan_env.cards import names_of
-        from popejoan_env.rules import COMPARTMENTS
-
-        deal = self._deal
-        board = " ".join(f"{c}:{n}" for c, n in zip(COMPARTMENTS, deal.board))
-        played = " ".join(f"{s}:{names_of([c])[0]}" for s, c in deal.plays)
-        return (
-            f"{self._players} players, learner seat {self._learner}, dealer {deal.dealer}, "
-            f"turn-up {names_of([deal.turnup])[0]}\nboard {board}\nbalances {deal.balances}\n"
-            f"hand {' '.join(names_of(deal.hands[self._learner]))}\nplayed {played}\n"
-            f"legal {' '.join(names_of(self._mask.nonzero()[0].tolist()))}"
-        )
+        return describe(seat_view(self._deal, self._learner))
 
     # ------------------------------------------------------------- internals
     def _new_episode(self) -> None:
@@ -289,54 +223,24 @@ class PopeJoanGymEnv(gym.Env):
         n = self.table_sizes[int(rng.integers(len(self.table_sizes)))] if len(self.table_sizes) > 1 else self.table_sizes[0]
         self._players = n
         self._learner = int(rng.integers(n))
-        self._dealer = int(rng.integers(n))
-        picks = rng.choice(len(self._names), size=n, p=self._weights)
-        seats: list[Any] = []
-        names: list[str] = []
-        for seat in range(n):
-            if seat == self._learner:
-                seats.append(None)
-                names.append("learner")
-                continue
-            name = self._names[int(picks[seat])]
-            if name == SELF:
-                if not self._snapshots:
-                    raise PopeJoanError(
-                        "the opponents mix names 'self' but no learner snapshot was given; "
-                        "pass snapshots=[model.zip] or call add_snapshot(path) before reset()"
-                    )
-                k = int(rng.integers(len(self._snapshots)))
-                seats.append(self._snapshots[k])
-                names.append(f"self:{os.path.basename(self._snapshot_paths[k])}")
-            else:
-                seats.append(self._scripted[name][seat])
-                names.append(name)
-        self._seats = seats
-        self._opponent_names = names
-        self._board = [0] * 8
+        dealer = int(rng.integers(n))
+        self._seats, self._opponent_names = self.pool.draw(n, self._learner, rng)
         # Balances start as in a session (the AEC env's): start_counters each; or, with
         # balance_range, anywhere in it (the duplicate tournament starts every deal at 0, a long
         # session wanders far from 48), so a network learns that balances do not change play.
         if self.balance_range is None:
-            self._balances = [self.rules.start_counters] * n
+            balances = [self.rules.start_counters] * n
         else:
             lo, hi = self.balance_range
-            self._balances = rng.integers(lo, hi + 1, size=n).tolist()
-        self._deals_left = self.deals
-        self._start_balance = self._balance_mark = self._balances[self._learner]
-        self._deal = None
+            balances = rng.integers(lo, hi + 1, size=n).tolist()
+        self._session = Session(self.rules, n, rng, self.deals, dealer, None, balances)
+        self._start_balance = self._balance_mark = balances[self._learner]
         self._last_obs = np.zeros(OBS_SIZE, dtype=np.float32)
         self._next_deal()
 
     def _next_deal(self) -> None:
-        """Deal the next deal of the episode (the dealer passes left, board and balances carried)."""
-        if self._deal is not None:
-            self._board = list(self._deal.board)
-            self._balances = list(self._deal.balances)
-            self._dealer = (self._dealer + 1) % self._players
-        self._deals_left -= 1
-        self._deal = Deal.new(self.rules, self._players, self._dealer, self.np_random, self._board, self._balances)
-        self._encoder = Encoder(self._deal)  # incremental observations: ~4 µs each instead of ~22
+        """Deal the next deal of the session (the dealer passes left, board and balances carried)."""
+        self._encoder = Encoder(self._session.next_deal())  # incremental observations: ~4 µs each
 
     def _balance(self) -> int:
         return self._deal.balances[self._learner]
@@ -344,41 +248,23 @@ class PopeJoanGymEnv(gym.Env):
     def _advance(self) -> bool:
         """Play forced cards and opponents until the learner has a real decision (True) or the episode ends (False)."""
         learner = self._learner
+        session = self._session
         while True:
-            deal = self._deal
-            if deal.done:
+            deal = session.current
+            legal = deal.advance(lone_leads=self.auto_single)
+            if not legal:
                 self._last_obs = self._observe()
-                if self._deals_left <= 0:
+                if session.over:
                     return False
                 self._next_deal()
                 continue
             seat = deal.to_act
-            if deal.forced >= 0:
-                deal.play(deal.forced)
-                continue
-            legal = deal.legal_actions()
             if seat == learner:
-                if self.auto_single and len(legal) == 1:
-                    deal.play(legal[0])
-                    continue
                 mask = self._mask
                 mask[:] = False
                 mask[legal] = True
                 return True
-            if len(legal) == 1:
-                deal.play(legal[0])
-                continue
-            deal.play(self._opponent_card(seat, deal))
-
-    def _opponent_card(self, seat: int, deal: Deal) -> int:
-        player = self._seats[seat]
-        choose = getattr(player, "choose", None)
-        if choose is not None:
-            return int(choose(seat_view(deal, seat)))
-        # A learner snapshot: a network over the same observation the learner gets.
-        encoder = self._encoder
-        encoder.sync()
-        return player.pick(encoder.observe(seat), deal.legal_actions(), self._rng, self.snapshot_deterministic)
+            deal.play(self._seats[seat].act(seat_view(deal, seat)))
 
     def _observe(self) -> np.ndarray:
         encoder = self._encoder
@@ -408,6 +294,6 @@ def make_vec_env(
     elif vec_env == "subproc":
         vec = SubprocVecEnv(fns, start_method="forkserver" if os.name != "nt" else "spawn")
     else:
-        raise PopeJoanError(f"vec_env must be 'dummy' or 'subproc', got {vec_env!r}")
+        raise PopeJoanError(f"vec_env must be 'dummy' or 'subproc', got {brief(vec_env)}")
     vec.seed(seed)  # env i is reset with seed + i
     return vec

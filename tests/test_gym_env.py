@@ -1,4 +1,4 @@
-"""The single-agent Gymnasium view (popejoan_env.wrappers): API, masks, rewards, table sizes, opponents, seeding."""
+"""The single-agent Gymnasium view (popejoan_env.gym_env): API, masks, rewards, table sizes, opponents, seeding."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.observation import OBS_SIZE, decode
-from popejoan_env.wrappers import OpponentMixError, PopeJoanGymEnv, make_vec_env, parse_mix
+from popejoan_env.gym_env import PopeJoanGymEnv, make_vec_env
+from popejoan_env.opponents import OpponentMixError, parse_mix
 
 
 def play_episode(env: PopeJoanGymEnv, rng: np.random.Generator, seed: int | None = None):
@@ -246,3 +247,13 @@ def test_balances_start_as_in_a_session_or_drawn_from_a_range() -> None:
     assert min(seen) >= -5 and max(seen) <= 10 and len(seen) > 5
     with pytest.raises(PopeJoanError, match="balance_range"):
         PopeJoanGymEnv(balance_range=(3, 1))
+
+
+def test_the_old_wrappers_module_is_a_deprecated_alias() -> None:
+    import importlib
+    import sys
+
+    sys.modules.pop("popejoan_env.wrappers", None)
+    with pytest.warns(DeprecationWarning, match="popejoan_env.gym_env"):
+        old = importlib.import_module("popejoan_env.wrappers")
+    assert old.PopeJoanGymEnv is PopeJoanGymEnv and old.parse_mix is parse_mix
