@@ -57,3 +57,94 @@ def test_benchmark_options_and_errors(tmp_path) -> None:
     assert bad.returncode == 2 and "lead" in bad.stderr
     bad = _run("--players", "random,models/none.zip", "--out", str(tmp_path / "y"))
     assert bad.returncode == 2 and "no saved model" in bad.stderr
+
+
+# ---------------------------------------------------------------- nothing gets past the edges
+def _refused(tmp_path: Path, *args: str, says: str) -> str:
+    """Run with ``args`` and an output prefix under ``tmp_path``: exit 2, one line on stderr, nothing written."""
+    done = _run("--players", "random,lowest", "--no-progress", "--out", str(tmp_path / "out" / "ladder"), *args)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert says in done.stderr
+    assert done.stdout == ""
+    assert not (tmp_path / "out").exists(), "nothing is written before the flags are checked"
+    return done.stderr
+
+
+def test_negative_seed_is_one_line_exit_2(tmp_path) -> None:
+    _refused(tmp_path, "--seed", "-1", says="non-negative")
+
+
+def test_huge_deal_count_is_refused_and_the_cap_is_named(tmp_path) -> None:
+    _refused(tmp_path, "--deals", "100000000000", says="at most 10,000,000 deals")
+
+
+def test_one_deal_is_refused(tmp_path) -> None:
+    _refused(tmp_path, "--deals", "1", says="at least 2 deals")
+
+
+def test_max_groups_zero_is_refused(tmp_path) -> None:
+    _refused(tmp_path, "--max-groups", "0", says="at least 1")
+
+
+def test_zero_workers_is_refused(tmp_path) -> None:
+    _refused(tmp_path, "--workers", "0", says="workers")
+
+
+def test_nine_seats_are_refused(tmp_path) -> None:
+    _refused(tmp_path, "--seats", "9", says="3 to 8")
+
+
+def test_a_single_player_is_refused(tmp_path) -> None:
+    done = _run("--players", "random", "--no-progress", "--out", str(tmp_path / "out" / "ladder"))
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and "at least 2 entrants" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_argparse_errors_are_one_line_too(tmp_path) -> None:
+    _refused(tmp_path, "--deals", "many", says="invalid int value")
+    _refused(tmp_path, "--lineups", "league", says="invalid choice")
+
+
+def test_deeply_nested_rules_option_is_one_line(tmp_path) -> None:
+    _refused(tmp_path, "--rules-option", "dressing=" + "[" * 5000 + "]" * 5000, says="--rules-option dressing")
+
+
+def test_huge_rules_option_is_one_line(tmp_path) -> None:
+    _refused(tmp_path, "--rules-option", "dressing=" + "[" * 100_000, says="at most 10,000")
+
+
+def test_huge_integer_rules_option_is_one_line(tmp_path) -> None:
+    _refused(tmp_path, "--rules-option", "start_counters=1" + "0" * 5000, says="start_counters")
+    _refused(tmp_path, "--rules-option", "start_counters=1" + "0" * 4000, says="start_counters")
+
+
+def test_rules_option_without_a_key_is_one_line(tmp_path) -> None:
+    _refused(tmp_path, "--rules-option", "ace_high", says="KEY=VALUE")
+    _refused(tmp_path, "--rules-option", "=true", says="KEY=VALUE")
+
+
+def test_unwritable_out_is_refused_before_the_run(tmp_path) -> None:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a directory")
+    for out in ("/proc/version", str(a_file / "sub" / "ladder")):
+        done = _run("--players", "random,lowest", "--deals", "3", "--no-progress", "--out", out)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert len(done.stderr.splitlines()) == 1 and "cannot write" in done.stderr
+        assert done.stdout == "", "refused before the tournament: no table printed"
+    assert a_file.read_text() == "not a directory"
+
+
+def test_a_directory_in_the_way_of_an_output_is_refused(tmp_path) -> None:
+    (tmp_path / "ladder.json").mkdir()
+    done = _run("--players", "random,lowest", "--deals", "3", "--no-progress", "--out", str(tmp_path / "ladder"))
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and "is a directory" in done.stderr
+    assert done.stdout == ""
+
+
+def test_a_new_output_directory_is_created_and_no_temporary_files_are_left(tmp_path) -> None:
+    out = tmp_path / "new" / "deeper" / "ladder"
+    done = _run("--players", "random,lowest", "--deals", "3", "--no-progress", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.parent.iterdir()) == ["ladder.json", "ladder.md", "ladder.png"]

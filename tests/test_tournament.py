@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections import Counter
 
 import numpy as np
@@ -13,9 +14,10 @@ from popejoan_env import MODERN, Deal
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.players import ScriptedPlayer, make_player
 from popejoan_env.rules import COMPARTMENTS
+from popejoan_env.seat_view import SeatView
 from popejoan_env.tournament import (
-    DRESSING, FIELDS, NET, SETTLEMENT, WENT_OUT, TournamentResult, game_record, groups_of_deal,
-    make_schedule, mean_ci, run_duplicate, t_quantile_975,
+    DRESSING, FIELDS, MAX_DEALS, NET, SETTLEMENT, WENT_OUT, TournamentResult, check_output, deal_scores,
+    groups_of_deal, make_schedule, mean_ci, run_duplicate, t_quantile_975,
 )
 
 
@@ -60,14 +62,14 @@ def test_windowed_subsets_are_played_equally_often() -> None:
     assert groups_of_deal(0, 5, 12) == [0, 1, 2, 3, 4]
 
 
-def test_game_record_accounts_for_every_counter() -> None:
+def test_deal_scores_account_for_every_counter() -> None:
     for seed in range(200):
         players = 3 + seed % 6
         rules = MODERN if seed % 2 else MODERN.replace(pope_turnup="ends_deal", pair_split="halves")
         deal = Deal.new(rules, players, seed % players, np.random.default_rng(seed))
         while not deal.done:
             deal.play(deal.legal_actions()[-1])
-        rec = game_record(deal)
+        rec = deal_scores(deal)
         comps = rec[:, 1:1 + len(COMPARTMENTS)].sum(axis=1)
         np.testing.assert_allclose(rec[:, NET], rec[:, DRESSING] + comps + rec[:, SETTLEMENT])
         assert rec[:, SETTLEMENT].sum() == 0
@@ -145,24 +147,24 @@ def test_field_lineups_score_the_lone_seat_against_copies() -> None:
     assert r.beats("stops_first", "random")
 
 
-def test_players_without_choose_get_the_aec_observation() -> None:
-    class ObservationOnly:
-        """Holds a scripted player but offers only the protocol's ``act``."""
+def test_any_player_with_act_takes_a_seat() -> None:
+    class ActOnly:
+        """Holds a scripted player but offers only the protocol: ``name``, ``reset`` and ``act(view)``."""
 
         def __init__(self) -> None:
             self.inner = make_player("stops_first")
-            self.name = "obs_only"
+            self.name = "act_only"
             self.calls = 0
 
         def reset(self, seed: int | None = None) -> None:
             self.inner.reset(seed)
 
-        def act(self, observation) -> int:  # type: ignore[no-untyped-def]
+        def act(self, view) -> int:  # type: ignore[no-untyped-def]
             self.calls += 1
-            assert observation["observation"].dtype == np.float32 and observation["action_mask"].sum() > 1
-            return self.inner.act(observation)
+            assert isinstance(view, SeatView) and len(view.legal) > 1
+            return self.inner.act(view)
 
-    wrapped = ObservationOnly()
+    wrapped = ActOnly()
     a = run_duplicate([wrapped, "random", "lowest", "pool_hunter"], deals=5, seed=6)
     b = run_duplicate(["stops_first", "random", "lowest", "pool_hunter"], deals=5, seed=6)
     assert wrapped.calls > 0
@@ -208,3 +210,55 @@ def test_outputs_json_markdown_table_and_chart(tmp_path) -> None:
     with open(paths[2], "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     assert isinstance(r, TournamentResult)
+
+
+def test_an_illegal_answer_is_refused_in_the_engines_words() -> None:
+    class PastThePack(ScriptedPlayer):
+        name = "past"
+
+        def choose(self, view):  # type: ignore[no-untyped-def]
+            return 52
+
+    class Notation:
+        """Answers in card notation, which ``act`` may not (it returns a card id)."""
+
+        name = "notation"
+
+        def reset(self, seed: int | None = None) -> None:
+            pass
+
+        def act(self, view) -> str:  # type: ignore[no-untyped-def]
+            return "9D"
+
+    with pytest.raises(IllegalActionError, match=r"player 'past' at seat \d chose badly: .*not a card of the pack"):
+        run_duplicate([PastThePack(), "random", "lowest", "stops_first"], deals=2, seed=1)
+    with pytest.raises(IllegalActionError, match=r"player 'notation' at seat \d chose badly: '9D' is not a card id"):
+        run_duplicate([Notation(), "random", "lowest", "stops_first"], deals=2, seed=1)
+
+
+def test_settings_that_cannot_run_are_refused_before_any_work() -> None:
+    entrants = ["random", "lowest"]
+    with pytest.raises(PopeJoanError, match="non-negative"):
+        run_duplicate(entrants, deals=2, seed=-1)
+    with pytest.raises(PopeJoanError, match="at most 10,000,000 deals"):
+        run_duplicate(entrants, deals=MAX_DEALS + 1, seed=1)
+    with pytest.raises(PopeJoanError, match="max groups"):
+        run_duplicate(entrants, deals=2, seed=1, max_groups=0)
+    with pytest.raises(PopeJoanError, match="workers"):
+        run_duplicate(entrants, deals=2, seed=1, workers=0)
+    with pytest.raises(PopeJoanError, match="at least 2 deals"):
+        run_duplicate(entrants, deals=True, seed=1)
+    assert run_duplicate(entrants, deals=np.int64(2), seed=np.int64(1)).games == 2 * 8
+
+
+def test_save_writes_atomically_and_refuses_a_bad_prefix_first(tmp_path) -> None:
+    r = run_duplicate(["random", "lowest"], deals=2, seed=1)
+    prefix = str(tmp_path / "ladder")
+    for ext in ("json", "md"):
+        (tmp_path / f"ladder.{ext}").write_text("an older result")
+    assert r.save(prefix, chart=False) == [prefix + ".json", prefix + ".md"]
+    assert json.loads((tmp_path / "ladder.json").read_text())["deals"] == 2
+    assert sorted(os.listdir(tmp_path)) == ["ladder.json", "ladder.md"]
+    (tmp_path / "f").write_text("")
+    with pytest.raises(PopeJoanError, match="cannot write"):
+        check_output(str(tmp_path / "f" / "ladder"))

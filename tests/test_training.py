@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.observation import OBS_VERSION
+from popejoan_env.observation import OBS_VERSION, decode
 from popejoan_env.players import make_player
 from popejoan_env.players.learned import (
     META_NAME, LearnedPlayer, ModelFileError, ModelMismatchError, load_player, read_metadata,
@@ -76,7 +76,7 @@ def test_saved_model_plays_legal_moves_at_any_seat_of_the_aec_env(tiny_run: str,
                 env.step(None)
                 continue
             player = model if agent == learned_agent else other
-            action = player.act(obs)
+            action = player.act(env.seat_view(agent))
             assert obs["action_mask"][action] == 1
             env.step(action)  # raw_env raises on an illegal card
 
@@ -91,13 +91,13 @@ def test_model_sits_in_every_seat_through_make_player(tiny_run: str) -> None:
     env.reset(seed=9)
     for agent in env.agent_iter():
         obs, _, terminated, truncated, _ = env.last()
-        env.step(None if terminated or truncated else player.act(obs))
+        env.step(None if terminated or truncated else player.act(env.seat_view(agent)))
 
 
 def test_checkpoint_of_another_run_loads_and_agrees_with_sb3(tiny_run: str) -> None:
     from sb3_contrib import MaskablePPO
 
-    from popejoan_env.wrappers import PopeJoanGymEnv
+    from popejoan_env.gym_env import PopeJoanGymEnv
 
     ckpt = sorted(glob.glob(os.path.join(tiny_run, "checkpoints", "step_*.zip")))[-1]
     player = load_player(ckpt)
@@ -106,7 +106,7 @@ def test_checkpoint_of_another_run_loads_and_agrees_with_sb3(tiny_run: str) -> N
     for seed in range(20):
         obs, _ = env.reset(seed=seed)
         mask = env.action_masks()
-        mine = player.act({"observation": obs, "action_mask": mask.astype(np.int8)})
+        mine = player.act(decode(obs, mask.astype(np.int8)))
         theirs, _ = sb3.predict(obs, action_masks=mask, deterministic=True)
         assert mine == int(theirs)
 
@@ -177,15 +177,18 @@ def test_bad_model_files_give_clear_errors(tiny_run: str, tmp_path) -> None:
     env = raw_env(players=4, rules="victorian")
     env.reset(seed=0)
     with pytest.raises(ModelMismatchError, match="victorian"):
-        load_player(good).act(env.observe(env.agent_selection))
+        load_player(good).act(env.seat_view(env.agent_selection))
     # through the player factory, and as a PopeJoanError (a ValueError) for callers that catch those
     with pytest.raises(PopeJoanError):
         make_player(str(truncated))
     player = load_player(good)
     with pytest.raises(PopeJoanError, match="observation"):
         player.act({"observation": np.zeros(10, np.float32), "action_mask": np.ones(52, np.int8)})
+    env = raw_env(players=4, rules="modern")
+    env.reset(seed=0)
+    idle = next(a for a in env.agents if a != env.agent_selection)
     with pytest.raises(PopeJoanError, match="no legal card"):
-        player.act({"observation": np.zeros(749, np.float32), "action_mask": np.zeros(52, np.int8)})
+        player.act(env.seat_view(idle))
 
 
 def test_shipped_model_loads_and_beats_random() -> None:

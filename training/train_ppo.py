@@ -4,23 +4,28 @@
     python training/train_ppo.py --players 3,4,5 --opponents "stops_first:0.5,self:0.5" --total-timesteps 3000000
     python training/train_ppo.py --help                # every knob, with its help text
 
-The learner plays one random seat of ``popejoan_env.wrappers.PopeJoanGymEnv``;
+The learner plays one random seat of ``popejoan_env.gym_env.PopeJoanGymEnv``;
 the other seats are scripted players and frozen snapshots of the learner
-(self-play), drawn from the ``--opponents`` mix.  During training: a progress
-bar, TensorBoard logs (``charts/...``, ``losses/...``, ``eval/...``) under
-``<output-dir>/<run-name>/tb``, a duplicate-tournament evaluation against the
-scripted players every ``--eval-interval`` steps, checkpoints.  At the end it
-writes ``<output-dir>/<run-name>/model.zip`` (loadable with
+(self-play), drawn from the ``--opponents`` mix (``popejoan_env.opponents``).
+During training: a progress bar, TensorBoard logs (``charts/...``,
+``losses/...``, ``eval/...``) under ``<output-dir>/<run-name>/tb``, a
+duplicate-tournament evaluation against the scripted players every
+``--eval-interval`` steps, checkpoints.  At the end it writes
+``<output-dir>/<run-name>/model.zip`` (loadable with
 ``popejoan_env.players.learned.load_player`` or by name in
 ``training/benchmark.py``) and ``run.json`` (arguments, rules, observation
-version, package version, seed, evaluation results, throughput), then prints
-how the model does against each scripted player.
+version, package version, seed, evaluation results, throughput), both
+atomically, then prints how the model does against each scripted player.
+
+The script reads top to bottom: the arguments, checking them, the evaluation,
+the callback that runs during training, the model, ``main``.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import glob
 import inspect
 import json
 import os
@@ -30,6 +35,24 @@ import time
 from typing import Any
 
 import numpy as np
+import sb3_contrib
+import stable_baselines3
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
+
+from popejoan_env import __version__
+from popejoan_env.checks import split_list
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.files import write_atomic
+from popejoan_env.gym_env import make_vec_env
+from popejoan_env.observation import OBS_SIZE, OBS_VERSION
+from popejoan_env.opponents import SELF, parse_mix
+from popejoan_env.players import make_player
+from popejoan_env.players.learned import LearnedPlayer, model_metadata, policy_from_state, save_model
+from popejoan_env.rules import Rules, check_players
+from popejoan_env.tournament import TournamentResult, run_duplicate
 
 
 @dataclasses.dataclass
@@ -139,31 +162,62 @@ def _field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-# ---------------------------------------------------------------------- helpers
+# ---------------------------------------------------------------------- checking the flags
+@dataclasses.dataclass(frozen=True)
+class Setup:
+    """What the flags mean once checked: the rules, table sizes, network widths, starting balances, self-play."""
+
+    rules: Rules
+    table_sizes: list[int]
+    net_arch: list[int]
+    balance_range: list[int] | None
+    uses_self: bool
+
+
 def _ints(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
+    """The integers of a comma list (``checks.split_list``); a ValueError names the first that is not one."""
+    return [int(x) for x in split_list(text)]
 
 
-def _names(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
+def check_args(args: Args) -> Setup:
+    """Check every flag that can be wrong (a PopeJoanError says which), before anything is written."""
+    rules = Rules.preset(args.preset)
+    try:
+        table_sizes, net_arch = _ints(args.players), _ints(args.net_arch)
+        balance_range = _ints(args.balance_range) or None
+    except ValueError as err:
+        raise PopeJoanError(f"--players, --net-arch and --balance-range take comma lists of integers: {err}") from None
+    if balance_range is not None and (len(balance_range) != 2 or balance_range[0] > balance_range[1]):
+        raise PopeJoanError(f"--balance-range must be LOW,HIGH with LOW <= HIGH, got {args.balance_range!r}")
+    for n in table_sizes:
+        check_players(n)
+    mix = parse_mix(args.opponents)
+    for name, _ in mix:
+        if name != SELF:
+            make_player(name)  # an unknown opponent is refused before anything is written
+    if args.activation not in ("tanh", "relu") or args.vec_env not in ("dummy", "subproc") or not net_arch:
+        raise PopeJoanError(f"--activation must be tanh or relu, --vec-env dummy or subproc, --net-arch non-empty; "
+                            f"got {args.activation!r}, {args.vec_env!r}, {args.net_arch!r}")
+    return Setup(rules, table_sizes, net_arch, balance_range, uses_self=any(name == SELF for name, _ in mix))
 
 
-def _clear_run(run_dir: str) -> None:
+def clear_run(run_dir: str) -> None:
     """Remove what an earlier run of the same name wrote (model, run.json, checkpoints, logs), nothing else."""
-    import glob
-
     for pattern in ("model.zip", "run.json", "checkpoints/*.zip", "tb/events.out.tfevents.*"):
         for path in glob.glob(os.path.join(run_dir, pattern)):
             os.remove(path)
 
 
+def metadata(args: Args, setup: Setup, steps: int) -> dict[str, Any]:
+    """The metadata saved with a model (or snapshot) after ``steps`` learner steps."""
+    return model_metadata(setup.rules, setup.table_sizes, setup.net_arch, args.activation, timesteps=steps,
+                          run_name=args.run_name, seed=args.seed, opponents=args.opponents)
+
+
+# ---------------------------------------------------------------------- evaluation
 def evaluate(policy: Any, opponents: list[str], deals: int, seed: int, rules: Any, players: int,
              progress: bool = False) -> dict[str, dict[str, Any]]:
     """Duplicate tournament of the policy against each scripted player: counters per deal with 95% CI."""
-    from popejoan_env.players import make_player
-    from popejoan_env.players.learned import LearnedPlayer
-    from popejoan_env.tournament import run_duplicate
-
     out: dict[str, dict[str, Any]] = {}
     for name in opponents:
         learner = LearnedPlayer(policy, seed=seed, name="model")
@@ -173,7 +227,7 @@ def evaluate(policy: Any, opponents: list[str], deals: int, seed: int, rules: An
     return out
 
 
-def summarise(result: Any, me: str, other: str) -> dict[str, Any]:
+def summarise(result: TournamentResult, me: str, other: str) -> dict[str, Any]:
     """The model's and the opponent's mean counters per deal (95% CI) and their difference, from a TournamentResult."""
     stats = {row["player"]: row for row in result.stats()}
     a, b = stats[me], stats[other]
@@ -197,203 +251,74 @@ def format_eval(rows: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------------- main
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Train, evaluate, save; returns the run summary written to run.json."""
-    args = Args.parse(argv)
-    from popejoan_env import __version__
-    from popejoan_env.errors import PopeJoanError
-    from popejoan_env.observation import OBS_SIZE, OBS_VERSION
-    from popejoan_env.players import make_player
-    from popejoan_env.players.learned import model_metadata, policy_from_state, save_model
-    from popejoan_env.rules import Rules, check_players
-    from popejoan_env.wrappers import SELF, make_vec_env, parse_mix
+def current_policy(model: MaskablePPO, args: Args, setup: Setup, steps: int) -> Any:
+    """The learner's network now, as a numpy policy for the tournament."""
+    return policy_from_state(model.policy.state_dict(), metadata(args, setup, steps))
 
-    # Every flag that can be wrong is checked before anything is written or torch is loaded.
 
-    rules = Rules.preset(args.preset)
-    try:
-        table_sizes, net_arch = _ints(args.players), _ints(args.net_arch)
-        balance_range = _ints(args.balance_range) or None
-    except ValueError as err:
-        raise PopeJoanError(f"--players, --net-arch and --balance-range take comma lists of integers: {err}") from None
-    if balance_range is not None and (len(balance_range) != 2 or balance_range[0] > balance_range[1]):
-        raise PopeJoanError(f"--balance-range must be LOW,HIGH with LOW <= HIGH, got {args.balance_range!r}")
-    for n in table_sizes:
-        check_players(n)
-    mix = parse_mix(args.opponents)
-    for name, _ in mix:
-        if name != SELF:
-            make_player(name)  # an unknown opponent is refused before anything is written
-    if args.activation not in ("tanh", "relu") or args.vec_env not in ("dummy", "subproc") or not net_arch:
-        raise PopeJoanError(f"--activation must be tanh or relu, --vec-env dummy or subproc, --net-arch non-empty; "
-                            f"got {args.activation!r}, {args.vec_env!r}, {args.net_arch!r}")
-    run_dir = os.path.join(args.output_dir, args.run_name)
-    ckpt_dir = os.path.join(run_dir, "checkpoints")
-    _clear_run(run_dir)
-    os.makedirs(ckpt_dir, exist_ok=True)
+# ---------------------------------------------------------------------- during training
+class Callback(BaseCallback):
+    """Progress bar, charts, self-play snapshots, checkpoints and periodic evaluations."""
 
-    import torch
+    def __init__(self, args: Args, setup: Setup, ckpt_dir: str, eval_seed: int) -> None:
+        super().__init__()
+        self.args, self.setup, self.ckpt_dir, self.eval_seed = args, setup, ckpt_dir, eval_seed
+        self.evals: list[dict[str, Any]] = []
+        """Each periodic evaluation: its step and its results."""
+        self.eval_seconds = 0.0
+        """Wall time spent in periodic evaluations (not training)."""
 
-    torch.distributions.Distribution.set_default_validate_args(args.validate_args)  # off: ~14% faster (MEASURED.md)
-    if args.torch_threads > 0:
-        torch.set_num_threads(args.torch_threads)
+    def _init_callback(self) -> None:
+        args = self.args
+        self.bar = None
+        if args.progress:
+            from tqdm.auto import tqdm
 
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
-    from stable_baselines3.common.logger import Logger
+            self.bar = tqdm(total=args.total_timesteps, unit="step", dynamic_ncols=True, smoothing=0.05,
+                            mininterval=1.0)
+        self.next_snap = args.snapshot_interval
+        self.next_eval = args.eval_interval or args.total_timesteps * 10
+        self.next_ckpt = args.checkpoint_interval or args.total_timesteps * 10
+        self.last_eval = ""
 
-    # ---------------------------------------------------------------- seeding
-    # One place: the env seeds (env i gets seed + i; each env seeds its opponents),
-    # PPO's own seed (python random, numpy, torch via set_random_seed), eval seeds.
-    torch.manual_seed(args.seed)
-    env_seed = args.seed
-    ppo_seed = args.seed
-    eval_seed = args.seed + 10_000
-    # ---------------------------------------------------------------- seeding
+    def _on_step(self) -> bool:
+        args, n = self.args, self.num_timesteps
+        if self.bar is not None and self.bar.n < args.total_timesteps:
+            # the last rollout may overshoot the total; the bar stops at it
+            self.bar.update(min(self.training_env.num_envs, args.total_timesteps - self.bar.n))
+        if self.setup.uses_self and n >= self.next_snap:
+            self.next_snap += args.snapshot_interval
+            path = save_model(self.model, os.path.join(self.ckpt_dir, f"snapshot_{n:07d}.zip"),
+                              metadata(args, self.setup, n))
+            self.training_env.env_method("add_snapshot", path)
+        if n >= self.next_ckpt:
+            self.next_ckpt += args.checkpoint_interval
+            save_model(self.model, os.path.join(self.ckpt_dir, f"step_{n:07d}.zip"), metadata(args, self.setup, n))
+        if n >= self.next_eval:
+            self.next_eval += args.eval_interval
+            t0 = time.perf_counter()
+            rows = evaluate(current_policy(self.model, args, self.setup, n), split_list(args.eval_opponents),
+                            args.eval_deals, self.eval_seed, self.setup.rules, self.setup.table_sizes[0])
+            self.eval_seconds += time.perf_counter() - t0
+            self.evals.append({"timesteps": n, "results": rows})
+            for name, r in rows.items():
+                self.logger.record(f"eval/{name}/model_counters_per_deal", r["model_mean"])
+                self.logger.record(f"eval/{name}/model_minus_opponent", r["diff_mean"])
+            self.last_eval = " ".join(f"model-{k} {r['diff_mean']:+.2f}" for k, r in rows.items())
+        return True
 
-    env_kwargs = dict(players=table_sizes, rules=rules, opponents=args.opponents,
-                      max_snapshots=args.max_snapshots, deals=args.deals_per_episode,
-                      reward_scale=args.reward_scale, balance_range=balance_range)
-    uses_self = any(name == SELF for name, _ in mix)
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
-    meta_base = dict(run_name=args.run_name, seed=args.seed, opponents=args.opponents)
-
-    def metadata(steps: int) -> dict[str, Any]:
-        return model_metadata(rules, table_sizes, net_arch, args.activation, timesteps=steps, **meta_base)
-
-    vec = make_vec_env(args.n_envs, env_seed, args.vec_env, **env_kwargs)
-    lr: Any = args.learning_rate
-    if args.anneal_lr:
-        lr = lambda progress: args.learning_rate * progress  # noqa: E731  (progress goes 1 -> 0)
-    model = MaskablePPO(
-        "MlpPolicy", vec, learning_rate=lr, n_steps=args.n_steps, batch_size=args.batch_size,
-        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
-        ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
-        policy_kwargs=dict(net_arch=dict(pi=net_arch, vf=net_arch), activation_fn=activation),
-        seed=ppo_seed, device="cpu", verbose=0,
-        stats_window_size=2000,  # counters per deal are noisy (sd ~10): average many episodes for the charts
-    )
-    if uses_self:  # the 'self' share needs a snapshot before the first reset: the untrained network
-        first = save_model(model, os.path.join(ckpt_dir, "snapshot_0000000.zip"), metadata(0))
-        vec.env_method("add_snapshot", first)
-    if args.tensorboard:
-        board = _make_board_class()(os.path.join(run_dir, "tb"))
-        model.set_logger(Logger(os.path.join(run_dir, "tb"), [board]))
-
-    evals: list[dict[str, Any]] = []
-    clock = {"eval": 0.0}
-
-    def current_policy(steps: int) -> Any:
-        return policy_from_state(model.policy.state_dict(), metadata(steps))
-
-    class Callback(BaseCallback):
-        """Progress bar, charts, self-play snapshots, checkpoints and periodic evaluations."""
-
-        def _init_callback(self) -> None:
-            self.bar = None
-            if args.progress:
-                from tqdm.auto import tqdm
-
-                self.bar = tqdm(total=args.total_timesteps, unit="step", dynamic_ncols=True, smoothing=0.05,
-                                mininterval=1.0)
-            self.next_snap = args.snapshot_interval
-            self.next_eval = args.eval_interval or args.total_timesteps * 10
-            self.next_ckpt = args.checkpoint_interval or args.total_timesteps * 10
-            self.last_eval = ""
-
-        def _on_step(self) -> bool:
-            n = self.num_timesteps
-            if self.bar is not None and self.bar.n < args.total_timesteps:
-                # the last rollout may overshoot the total; the bar stops at it
-                self.bar.update(min(self.training_env.num_envs, args.total_timesteps - self.bar.n))
-            if uses_self and n >= self.next_snap:
-                self.next_snap += args.snapshot_interval
-                path = save_model(self.model, os.path.join(ckpt_dir, f"snapshot_{n:07d}.zip"), metadata(n))
-                self.training_env.env_method("add_snapshot", path)
-            if n >= self.next_ckpt:
-                self.next_ckpt += args.checkpoint_interval
-                save_model(self.model, os.path.join(ckpt_dir, f"step_{n:07d}.zip"), metadata(n))
-            if n >= self.next_eval:
-                self.next_eval += args.eval_interval
-                t0 = time.perf_counter()
-                rows = evaluate(current_policy(n), _names(args.eval_opponents), args.eval_deals, eval_seed,
-                                rules, table_sizes[0])
-                clock["eval"] += time.perf_counter() - t0
-                evals.append({"timesteps": n, "results": rows})
-                for name, r in rows.items():
-                    self.logger.record(f"eval/{name}/model_counters_per_deal", r["model_mean"])
-                    self.logger.record(f"eval/{name}/model_minus_opponent", r["diff_mean"])
-                self.last_eval = " ".join(f"model-{k} {r['diff_mean']:+.2f}" for k, r in rows.items())
-            return True
-
-        def _on_rollout_end(self) -> None:
-            buf = self.model.ep_info_buffer
-            if buf:
-                counters = float(np.mean([e["counters"] for e in buf]))
-                self.logger.record("charts/counters_per_episode", counters)
-                if self.bar is not None:
-                    post = f"counters/ep {counters:+.2f}"
-                    self.bar.set_postfix_str(post + (f" | eval {self.last_eval}" if self.last_eval else ""))
-
-        def _on_training_end(self) -> None:
+    def _on_rollout_end(self) -> None:
+        buf = self.model.ep_info_buffer
+        if buf:
+            counters = float(np.mean([e["counters"] for e in buf]))
+            self.logger.record("charts/counters_per_episode", counters)
             if self.bar is not None:
-                self.bar.close()
+                post = f"counters/ep {counters:+.2f}"
+                self.bar.set_postfix_str(post + (f" | eval {self.last_eval}" if self.last_eval else ""))
 
-    print(f"training {args.run_name}: {args.preset}, players {table_sizes}, opponents {args.opponents}, "
-          f"{args.total_timesteps:,} steps, {args.n_envs} {args.vec_env} envs, obs {OBS_SIZE} (v{OBS_VERSION})",
-          flush=True)
-    t_start = time.perf_counter()
-    model.learn(total_timesteps=args.total_timesteps, callback=CallbackList([Callback()]))
-    wall = time.perf_counter() - t_start
-    steps = int(model.num_timesteps)
-    train_time = wall - clock["eval"]
-    model_path = save_model(model, os.path.join(run_dir, "model.zip"), metadata(steps))
-    vec.close()
-
-    final: dict[str, Any] = {}
-    if args.final_eval_deals > 0:
-        print(f"final evaluation: {args.final_eval_deals} duplicate deals against each of "
-              f"{args.final_eval_opponents}", flush=True)
-        t0 = time.perf_counter()
-        final = evaluate(current_policy(steps), _names(args.final_eval_opponents), args.final_eval_deals,
-                         eval_seed, rules, table_sizes[0], progress=args.progress)
-        final_time = time.perf_counter() - t0
-    else:
-        final_time = 0.0
-
-    import sb3_contrib
-    import stable_baselines3
-
-    summary = {
-        "run_name": args.run_name,
-        "command": "python training/train_ppo.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "args": dataclasses.asdict(args),
-        "rules": rules.to_dict(),
-        "obs_version": OBS_VERSION,
-        "obs_size": OBS_SIZE,
-        "package_version": __version__,
-        "seed": args.seed,
-        "timesteps": steps,
-        "wall_seconds": {"train": round(train_time, 1), "periodic_eval": round(clock["eval"], 1),
-                         "final_eval": round(final_time, 1)},
-        "learner_steps_per_s": round(steps / train_time, 1),
-        "evaluations": evals,
-        "final_evaluation": final,
-        "model": os.path.relpath(model_path, run_dir),
-        "versions": {"python": platform.python_version(), "torch": torch.__version__,
-                     "stable_baselines3": stable_baselines3.__version__, "sb3_contrib": sb3_contrib.__version__,
-                     "numpy": np.__version__},
-    }
-    with open(os.path.join(run_dir, "run.json"), "w") as fh:
-        json.dump(summary, fh, indent=1)
-    print(f"\n{steps:,} learner steps in {train_time:.0f} s of training ({steps / train_time:,.0f} steps/s); "
-          f"model: {model_path}")
-    if final:
-        print(f"\nagainst the scripted players ({args.final_eval_deals} duplicate deals each, "
-              f"{table_sizes[0]} players, counters per deal, 95% CI):")
-        print(format_eval(final))
-    return summary
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _clean_name(key: str) -> str:
@@ -404,23 +329,129 @@ def _clean_name(key: str) -> str:
             "time/fps": "charts/SPS"}.get(key, key)
 
 
-def _make_board_class() -> type:
-    from stable_baselines3.common.logger import TensorBoardOutputFormat
+class CleanRLBoard(TensorBoardOutputFormat):
+    """TensorBoard output with CleanRL's key names (charts/..., losses/...)."""
 
-    class CleanRLBoard(TensorBoardOutputFormat):
-        """TensorBoard output with CleanRL's key names (charts/..., losses/...)."""
+    def write(self, key_values: dict[str, Any], key_excluded: dict[str, Any], step: int = 0) -> None:
+        """Write SB3's values under CleanRL's names."""
+        kv = {_clean_name(k): v for k, v in key_values.items()}
+        ex = {_clean_name(k): v for k, v in key_excluded.items()}
+        super().write(kv, ex, step)
 
-        def write(self, key_values: dict[str, Any], key_excluded: dict[str, Any], step: int = 0) -> None:
-            kv = {_clean_name(k): v for k, v in key_values.items()}
-            ex = {_clean_name(k): v for k, v in key_excluded.items()}
-            super().write(kv, ex, step)
 
-    return CleanRLBoard
+# ---------------------------------------------------------------------- the model
+def make_model(args: Args, setup: Setup, vec: Any, seed: int) -> MaskablePPO:
+    """MaskablePPO with the flags' network, schedule and PPO settings, on CPU."""
+    lr: Any = args.learning_rate
+    if args.anneal_lr:
+        lr = lambda progress: args.learning_rate * progress  # noqa: E731  (progress goes 1 -> 0)
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
+    return MaskablePPO(
+        "MlpPolicy", vec, learning_rate=lr, n_steps=args.n_steps, batch_size=args.batch_size,
+        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
+        ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
+        policy_kwargs=dict(net_arch=dict(pi=setup.net_arch, vf=setup.net_arch), activation_fn=activation),
+        seed=seed, device="cpu", verbose=0,
+        stats_window_size=2000,  # counters per deal are noisy (sd ~10): average many episodes for the charts
+    )
+
+
+def run_summary(args: Args, argv: list[str] | None, setup: Setup, steps: int, seconds: dict[str, float],
+                evals: list[dict[str, Any]], final: dict[str, Any], model_path: str, run_dir: str) -> dict[str, Any]:
+    """What ``run.json`` records: the command and arguments, rules, versions, seed, evaluations, throughput."""
+    return {
+        "run_name": args.run_name,
+        "command": "python training/train_ppo.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "args": dataclasses.asdict(args),
+        "rules": setup.rules.to_dict(),
+        "obs_version": OBS_VERSION,
+        "obs_size": OBS_SIZE,
+        "package_version": __version__,
+        "seed": args.seed,
+        "timesteps": steps,
+        "wall_seconds": {k: round(v, 1) for k, v in seconds.items()},
+        "learner_steps_per_s": round(steps / seconds["train"], 1),
+        "evaluations": evals,
+        "final_evaluation": final,
+        "model": os.path.relpath(model_path, run_dir),
+        "versions": {"python": platform.python_version(), "torch": torch.__version__,
+                     "stable_baselines3": stable_baselines3.__version__, "sb3_contrib": sb3_contrib.__version__,
+                     "numpy": np.__version__},
+    }
+
+
+def write_summary(run_dir: str, summary: dict[str, Any]) -> str:
+    """Write ``run.json`` atomically; returns its path."""
+    return write_atomic(os.path.join(run_dir, "run.json"), json.dumps(summary, indent=1))
+
+
+# ---------------------------------------------------------------------- main
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Train, evaluate, save; returns the run summary written to run.json."""
+    args = Args.parse(argv)
+    setup = check_args(args)  # every flag that can be wrong is checked before anything is written
+    run_dir = os.path.join(args.output_dir, args.run_name)
+    ckpt_dir = os.path.join(run_dir, "checkpoints")
+    clear_run(run_dir)
+    os.makedirs(ckpt_dir, exist_ok=True)
+    torch.distributions.Distribution.set_default_validate_args(args.validate_args)  # off: ~14% faster (MEASURED.md)
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+
+    # ---------------------------------------------------------------- seeding
+    # One place: the env seeds (env i gets seed + i; each env seeds its opponents),
+    # PPO's own seed (python random, numpy, torch via set_random_seed), eval seeds.
+    torch.manual_seed(args.seed)
+    env_seed = args.seed
+    ppo_seed = args.seed
+    eval_seed = args.seed + 10_000
+    # ---------------------------------------------------------------- seeding
+
+    vec = make_vec_env(args.n_envs, env_seed, args.vec_env, players=setup.table_sizes, rules=setup.rules,
+                       opponents=args.opponents, max_snapshots=args.max_snapshots, deals=args.deals_per_episode,
+                       reward_scale=args.reward_scale, balance_range=setup.balance_range)
+    model = make_model(args, setup, vec, ppo_seed)
+    if setup.uses_self:  # the 'self' share needs a snapshot before the first reset: the untrained network
+        first = save_model(model, os.path.join(ckpt_dir, "snapshot_0000000.zip"), metadata(args, setup, 0))
+        vec.env_method("add_snapshot", first)
+    if args.tensorboard:
+        model.set_logger(Logger(os.path.join(run_dir, "tb"), [CleanRLBoard(os.path.join(run_dir, "tb"))]))
+
+    print(f"training {args.run_name}: {args.preset}, players {setup.table_sizes}, opponents {args.opponents}, "
+          f"{args.total_timesteps:,} steps, {args.n_envs} {args.vec_env} envs, obs {OBS_SIZE} (v{OBS_VERSION})",
+          flush=True)
+    callback = Callback(args, setup, ckpt_dir, eval_seed)
+    t_start = time.perf_counter()
+    model.learn(total_timesteps=args.total_timesteps, callback=CallbackList([callback]))
+    wall = time.perf_counter() - t_start
+    steps = int(model.num_timesteps)
+    train_time = wall - callback.eval_seconds
+    model_path = save_model(model, os.path.join(run_dir, "model.zip"), metadata(args, setup, steps))
+    vec.close()
+
+    final: dict[str, Any] = {}
+    final_time = 0.0
+    if args.final_eval_deals > 0:
+        print(f"final evaluation: {args.final_eval_deals} duplicate deals against each of "
+              f"{args.final_eval_opponents}", flush=True)
+        t0 = time.perf_counter()
+        final = evaluate(current_policy(model, args, setup, steps), split_list(args.final_eval_opponents),
+                         args.final_eval_deals, eval_seed, setup.rules, setup.table_sizes[0], progress=args.progress)
+        final_time = time.perf_counter() - t0
+
+    seconds = {"train": train_time, "periodic_eval": callback.eval_seconds, "final_eval": final_time}
+    summary = run_summary(args, argv, setup, steps, seconds, callback.evals, final, model_path, run_dir)
+    write_summary(run_dir, summary)
+    print(f"\n{steps:,} learner steps in {train_time:.0f} s of training ({steps / train_time:,.0f} steps/s); "
+          f"model: {model_path}")
+    if final:
+        print(f"\nagainst the scripted players ({args.final_eval_deals} duplicate deals each, "
+              f"{setup.table_sizes[0]} players, counters per deal, 95% CI):")
+        print(format_eval(final))
+    return summary
 
 
 if __name__ == "__main__":
-    from popejoan_env.errors import PopeJoanError
-
     try:
         main()
     except PopeJoanError as err:  # bad flags (preset, players, opponents ...): a message, not a traceback

@@ -1,0 +1,149 @@
+"""A finished tournament: its per-deal scores, the statistics derived from them, and its JSON form."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from popejoan_env.rules import COMPARTMENTS
+from popejoan_env.tournament import reports
+from popejoan_env.tournament.scores import DRESSING, NET, SETTLEMENT, WENT_OUT
+from popejoan_env.tournament.stats import mean_ci
+
+
+@dataclasses.dataclass
+class TournamentResult:
+    """A finished duplicate tournament: per-deal scores and everything derived from them."""
+
+    players: list[str]
+    rules: dict[str, Any]
+    seats: int
+    deals: int
+    seed: int
+    lineups: str
+    schedule: list[list[list[str]]]
+    max_groups: int
+    per_deal: np.ndarray
+    """[entrant, deal, field]: the entrant's mean per scored seat in that deal (NaN if it did not play)."""
+    pair: np.ndarray
+    """[a, b, deal]: mean of (a's score − b's score) over the groups where both were scored (NaN if none)."""
+    games: int
+    decisions: list[int]
+    think_seconds: list[float]
+    wall_seconds: float
+
+    def stats(self) -> list[dict[str, Any]]:
+        """One row per entrant, best mean counters per deal first."""
+        rows = []
+        for i, name in enumerate(self.players):
+            net = self.per_deal[i, :, NET]
+            mean, half = mean_ci(net)
+            played = ~np.isnan(net)
+            row: dict[str, Any] = {
+                "player": name,
+                "mean": mean,
+                "ci95": half,
+                "low": mean - half,
+                "high": mean + half,
+                "deals": int(played.sum()),
+                "go_out_rate": float(np.nanmean(self.per_deal[i, :, WENT_OUT])),
+                "compartments": {
+                    c: float(np.nanmean(self.per_deal[i, :, 1 + k])) for k, c in enumerate(COMPARTMENTS)
+                },
+                "settlement": float(np.nanmean(self.per_deal[i, :, SETTLEMENT])),
+                "dressing": float(np.nanmean(self.per_deal[i, :, DRESSING])),
+                "decisions": self.decisions[i],
+                "ms_per_decision": 1000 * self.think_seconds[i] / self.decisions[i] if self.decisions[i] else 0.0,
+            }
+            rows.append(row)
+        rows.sort(key=lambda r: -r["mean"] if not math.isnan(r["mean"]) else math.inf)
+        for rank, row in enumerate(rows, 1):
+            row["rank"] = rank
+        return rows
+
+    def head_to_head(self) -> dict[str, dict[str, dict[str, float]]]:
+        """``[a][b]``: mean of a's minus b's counters per deal where both played, its 95% half-width, deals."""
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        for i, a in enumerate(self.players):
+            out[a] = {}
+            for j, b in enumerate(self.players):
+                if i == j:
+                    continue
+                mean, half = mean_ci(self.pair[i, j])
+                out[a][b] = {"mean": mean, "ci95": half, "deals": int((~np.isnan(self.pair[i, j])).sum())}
+        return out
+
+    def beats(self, a: str, b: str) -> bool:
+        """True when ``a`` out-scores ``b`` head to head with 95% confidence."""
+        h = self.head_to_head()[a][b]
+        return bool(h["mean"] - h["ci95"] > 0)
+
+    @property
+    def deals_per_second(self) -> float:
+        """Duplicate deals (all their games) played per second of wall time."""
+        return self.deals / self.wall_seconds if self.wall_seconds > 0 else math.nan
+
+    def to_dict(self, per_deal: bool = True) -> dict[str, Any]:
+        """Everything as JSON-friendly values (NaN becomes null); ``per_deal`` adds each deal's net scores."""
+        out: dict[str, Any] = {
+            "format": "popejoan-tournament/1",
+            "players": self.players,
+            "rules": self.rules,
+            "seats": self.seats,
+            "deals": self.deals,
+            "seed": self.seed,
+            "lineups": self.lineups,
+            "schedule": self.schedule,
+            "max_groups": self.max_groups,
+            "games": self.games,
+            "stats": self.stats(),
+            "head_to_head": self.head_to_head(),
+            "timing": {
+                "wall_seconds": self.wall_seconds,
+                "deals_per_second": self.deals_per_second,
+                "games_per_second": self.games / self.wall_seconds if self.wall_seconds > 0 else None,
+            },
+        }
+        if per_deal:
+            out["per_deal_net"] = {
+                name: self.per_deal[i, :, NET].tolist() for i, name in enumerate(self.players)
+            }
+        return _clean(out)
+
+    def to_json(self, per_deal: bool = True) -> str:
+        """The result as a JSON document (see ``to_dict``)."""
+        return json.dumps(self.to_dict(per_deal), indent=1)
+
+    # The report formats live in ``reports``; these keep the result's own spelling of them.
+    def table(self) -> str:
+        """The ranking, the counters by source, and the head-to-head matrix as plain terminal text."""
+        return reports.text_table(self)
+
+    def to_markdown(self) -> str:
+        """The same tables in Markdown (for the README and result files)."""
+        return reports.markdown(self)
+
+    def write_chart(self, path: str) -> None:
+        """A PNG chart: mean counters per deal with 95% intervals, and where the counters come from."""
+        reports.write_chart(self, path)
+
+    def save(self, prefix: str, chart: bool = True) -> list[str]:
+        """Write ``prefix.json``, ``prefix.md`` and (with ``chart``) ``prefix.png`` atomically; returns the paths."""
+        return reports.save(self, prefix, chart)
+
+
+def _clean(x: Any) -> Any:
+    """NaN -> None, numpy scalars -> Python, recursively (JSON has no NaN)."""
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, (float, np.floating)):
+        return None if math.isnan(x) else float(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
