@@ -21,17 +21,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from popejoan_env.checks import parse_rules_options
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError, RecordError
+from popejoan_env.files import check_writable
 from popejoan_env.record import RecordWriter, deal_record, read_records, verify_record
-from popejoan_env.rules import PRESETS, Rules, check_players
+from popejoan_env.rules import PRESETS, check_players
 from popejoan_env.session import Session
 
 if TYPE_CHECKING:
@@ -51,6 +52,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def _integer(text: str) -> int:
+    """An argparse ``type``: ``int(text)``, with a short message for text that is not an integer or is absurdly long."""
+    shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text):,} characters)"
+    if len(text) > 100:  # Python converts no more than 4,300 digits anyway; no count here needs 100
+        raise argparse.ArgumentTypeError(f"invalid int value: {shown}: too long")
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {shown}") from None
+
+
 @dataclasses.dataclass(frozen=True)
 class Command:
     """A subcommand: its name, one-line help, an argument builder and the function that runs it."""
@@ -64,7 +76,7 @@ class Command:
 
 # --------------------------------------------------------------------- simulate
 def _add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--players", type=int, default=4, help="seats at the table, 3..8 (default 4)")
+    parser.add_argument("--players", type=_integer, default=4, help="seats at the table, 3..8 (default 4)")
     parser.add_argument(
         "--preset", default="modern", help=f"rules preset: {', '.join(sorted(PRESETS))} (default modern)"
     )
@@ -73,33 +85,17 @@ def _add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
         help="change one rules option, e.g. pair_split=halves, ace_high=true, "
         'dressing=\'{"pope": 8}\' (JSON values; repeatable)',
     )
-    parser.add_argument("--deals", type=int, default=1000, help="number of deals to play (default 1000)")
+    parser.add_argument("--deals", type=_integer, default=1000, help="number of deals to play (default 1000)")
     parser.add_argument(
-        "--session-length", type=int, default=None, metavar="N",
+        "--session-length", type=_integer, default=None, metavar="N",
         help="deals per session (default 2*players, each player deals twice); sessions run back to back, "
         "each starting with fresh balances and an empty board, the deal still passing left",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the single numpy Generator (default 0)")
+    parser.add_argument("--seed", type=_integer, default=0, help="seed of the single numpy Generator (default 0)")
     parser.add_argument(
         "--out", required=True, help="output JSON Lines file (.gz compresses; - writes to stdout)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
-
-
-def parse_rules_options(preset: str, options: Sequence[str]) -> Rules:
-    """Rules of a preset with ``key=value`` overrides (values parsed as JSON, else taken as text)."""
-    rules = Rules.preset(preset)
-    changes: dict[str, Any] = {}
-    for option in options:
-        key, sep, text = option.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--rules-option expects KEY=VALUE, got {option!r}")
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            value = text
-        changes[key.strip()] = value
-    return rules.replace(**changes) if changes else rules
 
 
 class RandomLeads:
@@ -113,22 +109,13 @@ class RandomLeads:
         self._uniforms: list[float] = []
         self._next = 0
 
-    def play_out(self, deal: Deal) -> int:
-        """Play the deal to its end; returns the number of cards played."""
-        uniforms, i = self._uniforms, self._next
-        start = len(deal.plays)
-        while not deal.done:
-            legal = deal.legal_actions()
-            if len(legal) == 1:
-                deal.play(legal[0])
-                continue
-            if i >= len(uniforms):
-                uniforms, i = self.rng.random(self.block).tolist(), 0
-                self._uniforms = uniforms
-            deal.play(legal[int(uniforms[i] * len(legal))])
-            i += 1
-        self._next = i
-        return len(deal.plays) - start
+    def __call__(self, deal: Deal, legal: list[int]) -> int:
+        """A lead drawn uniformly from ``legal`` (two or more cards)."""
+        if self._next >= len(self._uniforms):
+            self._uniforms, self._next = self.rng.random(self.block).tolist(), 0
+        u = self._uniforms[self._next]
+        self._next += 1
+        return legal[int(u * len(legal))]
 
 
 def run_simulate(args: argparse.Namespace) -> int:
@@ -150,8 +137,9 @@ def run_simulate(args: argparse.Namespace) -> int:
             f"no deal can start: with allow_credit=false a dealer needs {sum(rules.dressing)} "
             f"counters for the dressing and start_counters is {rules.start_counters}"
         )
+    _check_out(args.out)
     rng = np.random.default_rng(args.seed)
-    policy = RandomLeads(rng)
+    choose = RandomLeads(rng)
     progress = _progress(total=args.deals, unit="deal", quiet=args.quiet)
     plays = 0
     start = time.perf_counter()
@@ -164,7 +152,8 @@ def run_simulate(args: argparse.Namespace) -> int:
                 )
                 while not session.over:
                     deal = session.next_deal()
-                    plays += policy.play_out(deal)
+                    deal.play_out(choose)
+                    plays += len(deal.plays)
                     record = deal_record(deal)
                     record.update(seed=args.seed, deal_index=writer.count, session=session_index)
                     writer.write(record)
@@ -186,6 +175,25 @@ def run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_out(path: str) -> None:
+    """Refuse an ``--out`` that cannot be written, before any deal is played.
+
+    The records then go to a temporary file that replaces ``--out`` only once
+    every deal is written (``RecordWriter``): an interrupt leaves it as it was.
+    """
+    if path == "-":
+        return
+    if not path or "\0" in path:
+        raise UsageError(f"--out {path!r} is not a file name")
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        return  # a device or a pipe (/dev/null): written in place
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        # check_writable would create it; a typo in --out should not make directories.
+        raise UsageError(f"--out {path}: No such file or directory: {os.path.dirname(path) or folder}")
+    check_writable([path])
+
+
 # --------------------------------------------------------------------- verify
 def _add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="JSON Lines record files (.gz too)")
@@ -200,6 +208,8 @@ def run_verify(args: argparse.Namespace) -> int:
     """Replay every record of the files; 0 if all verify, 1 naming the first failure."""
     for path in args.files:
         # Checked up front so a typo exits 2 before minutes of verifying other files.
+        if not path or "\0" in path:
+            raise UsageError(f"not a file name: {path!r}")
         open(path, "rb").close()
     progress = _progress(total=None, unit="record", quiet=args.quiet)
     verified = failed = 0
@@ -236,15 +246,15 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def _add_play_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--players", type=int, default=4, help="players at the table, 3..8 (default 4)")
+    parser.add_argument("--players", type=_integer, default=4, help="players at the table, 3..8 (default 4)")
     parser.add_argument("--preset", default="modern", help=f"rules preset: {', '.join(PRESETS)} (default modern)")
     parser.add_argument("--rules-option", action="append", default=[], metavar="KEY=VALUE",
                         help="change one rules option (JSON value), repeatable")
     parser.add_argument("--opponents", default="stops_first",
                         help="player spec for every other seat: a scripted name or a model path (default stops_first)")
-    parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
-    parser.add_argument("--deals", type=int, default=1, help="deals with play in the session (default 1)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the deal (default: fresh entropy)")
+    parser.add_argument("--seat", type=_integer, default=0, help="your seat (default 0)")
+    parser.add_argument("--deals", type=_integer, default=1, help="deals with play in the session (default 1)")
+    parser.add_argument("--seed", type=_integer, default=None, help="seed of the deal, 0 or more (default: fresh entropy)")
 
 
 def run_play(args: argparse.Namespace) -> int:
@@ -257,6 +267,10 @@ def run_play(args: argparse.Namespace) -> int:
     check_players(args.players)
     if not 0 <= args.seat < args.players:
         raise UsageError(f"--seat must be a seat 0..{args.players - 1}, got {args.seat}")
+    if args.deals < 1:
+        raise UsageError(f"--deals must be at least 1, got {args.deals}")
+    if args.seed is not None and args.seed < 0:
+        raise UsageError(f"--seed must be 0 or more, got {args.seed}")
     game = raw_env(players=args.players, rules=rules, render_mode="ansi", auto_forced=True, deals=args.deals)
     game.reset(seed=args.seed)
     you = f"player_{args.seat}"
@@ -271,7 +285,7 @@ def run_play(args: argparse.Namespace) -> int:
             continue
         if agent == you:
             print(game.render())
-        game.step(seats[agent].act(obs))
+        game.step(seats[agent].act(game.seat_view(agent)))
     for record in game.records():
         print(f"deal: {len(record['plays'])} cards played, winner seat {record['winner']}, counters {record['delta']}")
     print(f"you (seat {args.seat}) won {totals[you]:+.0f} counters")

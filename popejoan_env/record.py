@@ -20,17 +20,22 @@ be checked against it and a file can be checked against this engine.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import json
 import os
 import sys
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import IO, Any
 
 from popejoan_env.cards import CARD_NAMES, iter_cards, parse_card
+from popejoan_env.checks import as_int, is_int
 from popejoan_env.engine import Deal, parse_board
 from popejoan_env.errors import InvalidDealError, PopeJoanError, RecordError, RulesError
+from popejoan_env.files import replacing
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, Rules
 
 FORMAT = "popejoan-record/1"
@@ -42,6 +47,17 @@ OUTCOME_KEYS: tuple[str, ...] = ("turnup", "awards", "payments", "winner", "delt
 """Keys ``verify_record`` compares with the replay (in this order, after ``turnup``)."""
 REQUIRED_KEYS: tuple[str, ...] = INPUT_KEYS + OUTCOME_KEYS
 """Every key INTERFACE.md requires."""
+
+MAX_LINE_BYTES = 10 * 2**20
+"""Longest line ``read_records`` reads (a record is a few kB): a longer one is refused, not parsed."""
+MAX_DEPTH = 8
+"""Deepest nesting of lists and objects in a record's known keys (a record needs 3)."""
+MAX_ITEMS = 10_000
+"""Most entries of one list or object in a record's known keys (a deal has at most 51 plays)."""
+MAX_TEXT = 1_000
+"""Longest string in a record's known keys (cards, causes and options are a few characters)."""
+MAX_COUNT = 2**63 - 1
+"""Largest integer (in size) a record's known keys may hold: bigger ones are refused before anything prints them."""
 
 PathLike = str | os.PathLike[str]
 
@@ -78,31 +94,83 @@ def deal_record(deal: Deal) -> dict[str, Any]:
 
 
 class RecordWriter:
-    """Streams records to a JSON Lines file, one object a line (gzip if the name ends in ``.gz``; ``-`` is stdout)."""
+    """Streams records to a JSON Lines file, one object a line (gzip if the name ends in ``.gz``; ``-`` is stdout).
+
+    The records go to a temporary file beside the target (``files.replacing``),
+    which replaces the target only when the writer is closed without an error:
+    an exception or a Ctrl-C (``KeyboardInterrupt``) inside ``with
+    RecordWriter(...)``, or ``abort()``, removes the temporary file and leaves
+    the target as it was, so a reader never finds a half-written file.  The
+    gzip header carries no time and no file name, so the same records give the
+    same bytes.  A target that exists and is not a regular file (a device such
+    as ``/dev/null``, a pipe) is written in place.
+    """
 
     def __init__(self, path: PathLike) -> None:
         self.path = os.fspath(path)
         self.count = 0
-        self._file: IO[str]
+        self._file: IO[str] | None = None
+        self._raw: IO[bytes] | None = None
+        self._replace = contextlib.ExitStack()
         if self.path == "-":
             self._file = sys.stdout
-        elif self.path.endswith(".gz"):
-            self._file = gzip.open(self.path, "wt", encoding="utf-8", compresslevel=6)
-        else:
-            self._file = open(self.path, "w", encoding="utf-8")
+            return
+        try:
+            if os.path.exists(self.path) and not os.path.isfile(self.path):
+                self._raw = open(self.path, "wb")
+            else:
+                # A symbolic link is followed: the file it points to is the one replaced.
+                tmp = self._replace.enter_context(replacing(os.path.realpath(self.path)))
+                self._raw = open(tmp, "wb")
+            if self.path.endswith(".gz"):
+                # filename="" and mtime=0: no name and no time in the header (byte-identical output).
+                binary: IO[bytes] = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, compresslevel=6, mtime=0)
+            else:
+                binary = self._raw
+            self._file = io.TextIOWrapper(binary, encoding="utf-8")
+        except BaseException:
+            self.abort()
+            raise
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Append one record as a line of compact JSON."""
+        if self._file is None:
+            raise RecordError(f"{self.path}: the writer is closed")
         self._file.write(json.dumps(record, separators=(",", ":")))
         self._file.write("\n")
         self.count += 1
 
     def close(self) -> None:
-        """Flush and close the file (stdout is only flushed)."""
+        """Finish the file: flush, close and move it onto the target (stdout is only flushed)."""
         if self._file is sys.stdout:
             self._file.flush()
-        else:
-            self._file.close()
+            return
+        if self._file is None:
+            return  # closed or aborted already
+        try:
+            self._file.close()  # writes the gzip trailer
+            if self._raw is not None:
+                self._raw.close()
+            self._file = self._raw = None
+            self._replace.close()  # os.replace onto the target
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        """Give up: close and remove the temporary file; the target keeps whatever it held before."""
+        if self._file is sys.stdout:
+            with contextlib.suppress(OSError):  # a closed pipe: the error that brought us here says more
+                self._file.flush()
+            return
+        for f in (self._file, self._raw):
+            if f is not None:
+                # What the file would have held no longer matters: it is removed below.
+                with contextlib.suppress(OSError, ValueError, zlib.error):
+                    f.close()
+        self._file = self._raw = None
+        # Leaving ``replacing`` with an exception removes the temporary file and replaces nothing.
+        self._replace.__exit__(RecordError, RecordError("aborted"), None)
 
     def __enter__(self) -> RecordWriter:
         return self
@@ -110,7 +178,10 @@ class RecordWriter:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.close()
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
 
 
 def write_records(path: PathLike, records: Iterable[Mapping[str, Any]]) -> int:
@@ -123,37 +194,64 @@ def write_records(path: PathLike, records: Iterable[Mapping[str, Any]]) -> int:
 
 # --------------------------------------------------------------------- reading
 def read_records(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, record)`` from a JSON Lines file (``.gz`` too), skipping blank lines."""
+    """Yield ``(line number, record)`` from a JSON Lines file (``.gz`` too), skipping blank lines.
+
+    Whatever the file holds, a problem with its content is a ``RecordError``
+    naming the file and the line: bytes that are not UTF-8, a line that is not
+    JSON (nested too deep, an integer of thousands of digits, cut short), a
+    line longer than ``MAX_LINE_BYTES``, a corrupt or truncated gzip stream.
+    A file that cannot be opened raises the ``OSError`` (``FileNotFoundError``).
+    """
     name = os.fspath(path)
-    opener = gzip.open if name.endswith(".gz") else open
-    with opener(name, "rb") as raw:
+    with open(name, "rb") as plain:
+        raw: IO[bytes] = gzip.GzipFile(fileobj=plain, mode="rb") if name.endswith(".gz") else plain
         lineno = 0
         try:
-            for lineno, data in enumerate(raw, 1):
-                try:
-                    line = data.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise RecordError(f"{name}, line {lineno}: not UTF-8 text") from None
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as err:
-                    # A last line without its newline is the usual sign of an interrupted writer.
-                    hint = "; the line looks truncated" if not line.endswith("\n") else ""
+            while True:
+                # A bounded read: a file of one endless line is refused, not loaded.
+                data = raw.readline(MAX_LINE_BYTES + 1)
+                if not data:
+                    break
+                lineno += 1
+                if len(data) > MAX_LINE_BYTES:
                     raise RecordError(
-                        f"{name}, line {lineno}: not a valid JSON record ({err.msg}: column {err.colno}){hint}"
-                    ) from None
-                if not isinstance(record, dict):
-                    raise RecordError(
-                        f"{name}, line {lineno}: a record must be a JSON object, got {type(record).__name__}"
+                        f"{name}, line {lineno}: longer than {MAX_LINE_BYTES:,} bytes; "
+                        "a record is one line of a few kB (not a JSON Lines records file?)"
                     )
-                yield lineno, record
-        except (EOFError, gzip.BadGzipFile, OSError) as err:
+                record = _parse_line(name, lineno, data)
+                if record is not None:
+                    yield lineno, record
+        except (EOFError, OSError, zlib.error) as err:
             # A truncated or corrupt .gz stream fails while reading, not while parsing.
-            if isinstance(err, FileNotFoundError):
-                raise
-            raise RecordError(f"{name}, after line {lineno}: the file cannot be read ({err})") from None
+            raise RecordError(f"{name}, after line {lineno}: the file cannot be read ({_clip(str(err))})") from None
+        finally:
+            if raw is not plain:
+                raw.close()
+
+
+def _parse_line(name: str, lineno: int, data: bytes) -> dict[str, Any] | None:
+    """The record of one line, None for a blank line, or a RecordError naming the line."""
+    try:
+        line = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RecordError(f"{name}, line {lineno}: not UTF-8 text") from None
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as err:
+        # A last line without its newline is the usual sign of an interrupted writer.
+        hint = "; the line looks truncated" if not line.endswith("\n") else ""
+        raise RecordError(
+            f"{name}, line {lineno}: not a valid JSON record ({err.msg}: column {err.colno}){hint}"
+        ) from None
+    except RecursionError:
+        raise RecordError(f"{name}, line {lineno}: not a valid JSON record (nested too deeply to read)") from None
+    except ValueError as err:  # an integer of thousands of digits
+        raise RecordError(f"{name}, line {lineno}: not a valid JSON record ({_clip(str(err))})") from None
+    if not isinstance(record, dict):
+        raise RecordError(f"{name}, line {lineno}: a record must be a JSON object, got {type(record).__name__}")
+    return record
 
 
 # --------------------------------------------------------------------- replaying
@@ -169,8 +267,9 @@ def replay_record(record: Mapping[str, Any]) -> Deal:
     for key in INPUT_KEYS:
         if key not in record:
             raise RecordError(f"missing field {key!r}; a record needs {list(REQUIRED_KEYS)}")
+    _check_sizes(record)
     if record["format"] != FORMAT:
-        raise RecordError(f"format: expected {FORMAT!r}, got {record['format']!r}")
+        raise RecordError(f"format: expected {FORMAT!r}, got {_show(record['format'])}")
     rules = _rules_of(record["rules"])
     players = _int_field(record["players"], "players", MIN_PLAYERS, MAX_PLAYERS)
     hands = _hands_of(record["hands"], players)
@@ -181,15 +280,15 @@ def replay_record(record: Mapping[str, Any]) -> Deal:
     try:
         board = parse_board(record["board_before"])
     except InvalidDealError as err:
-        raise RecordError(f"board_before: {err}") from None
+        raise RecordError(f"board_before: {_clip(str(err))}") from None
     balances = record.get("balances_before")
     if balances is not None:
-        if not isinstance(balances, list) or len(balances) != players or not all(_is_int(b) for b in balances):
-            raise RecordError(f"balances_before: expected {players} integers, got {balances!r}")
+        if not isinstance(balances, list) or len(balances) != players or not all(is_int(b) for b in balances):
+            raise RecordError(f"balances_before: expected {players} integers, got {_show(balances)}")
     try:
         deal = Deal.from_cards(hands, dead, dealer, rules, board, balances)
     except InvalidDealError as err:
-        raise RecordError(f"hands/dead: {err}") from None
+        raise RecordError(f"hands/dead: {_clip(str(err))}") from None
     plays = record["plays"]
     if not isinstance(plays, list):
         raise RecordError(f"plays: expected a list of [seat, card] pairs, got {type(plays).__name__}")
@@ -200,13 +299,13 @@ def replay_record(record: Mapping[str, Any]) -> Deal:
 
 def _play_one(deal: Deal, i: int, play: Any) -> None:
     """Play ``plays[i]`` on the deal, or raise a RecordError naming the play, seat and card."""
-    if not isinstance(play, (list, tuple)) or len(play) != 2 or not _is_int(play[0]):
-        raise RecordError(f"plays[{i}]: expected a [seat, card] pair, got {play!r}")
-    seat, text = play
+    if not isinstance(play, (list, tuple)) or len(play) != 2 or not is_int(play[0]):
+        raise RecordError(f"plays[{i}]: expected a [seat, card] pair, got {_show(play)}")
+    seat, text = as_int(play[0]), play[1]
     try:
         card = parse_card(text)
     except ValueError as err:
-        raise RecordError(f"plays[{i}] (seat {seat}): {err}") from None
+        raise RecordError(f"plays[{i}] (seat {seat}): {_clip(str(err))}") from None
     name = CARD_NAMES[card]
     if deal.done:
         how = f"seat {deal.winner} went out" if deal.winner is not None else "it ended at the turn-up"
@@ -223,15 +322,20 @@ def _play_one(deal: Deal, i: int, play: Any) -> None:
 
 
 def verify_record(record: Mapping[str, Any]) -> None:
-    """Replay a record and compare its outcome; a RecordError names the first field that differs."""
+    """Replay a record and compare its outcome; a RecordError names the first field that differs.
+
+    The outcome must match in value and in type: a count or a seat is an
+    integer, so ``6.0`` or ``true`` where the replay has ``6`` or ``1`` is a
+    difference (JSON's ``true`` is no count, and a float is no seat).
+    """
     deal = replay_record(record)
     for key in OUTCOME_KEYS:
         if key not in record:
             raise RecordError(f"missing field {key!r}; a record needs {list(REQUIRED_KEYS)}")
     turnup = CARD_NAMES[deal.turnup]
-    if record["turnup"] != turnup:
+    if not isinstance(record["turnup"], str) or record["turnup"] != turnup:
         raise RecordError(
-            f"turnup: expected {record['turnup']!r} (record), got {turnup!r} (the dead hand's last card)"
+            f"turnup: expected {_show(record['turnup'])} (record), got {turnup!r} (the dead hand's last card)"
         )
     if not deal.done:
         legal = [CARD_NAMES[c] for c in deal.legal_actions()]
@@ -242,21 +346,30 @@ def verify_record(record: Mapping[str, Any]) -> None:
     got = deal_record(deal)
     for key in ("awards", "payments"):
         _compare_lists(key, record[key], got[key])
-    if record["winner"] != got["winner"] or isinstance(record["winner"], bool):
-        raise RecordError(f"winner: expected {record['winner']!r} (record), got {got['winner']!r} (replay)")
+    _compare("winner", record["winner"], got["winner"])
     _compare_lists("delta", record["delta"], got["delta"])
     expected_board = record["board_after"]
     if not isinstance(expected_board, Mapping):
-        raise RecordError(f"board_after: expected an object of compartment counters, got {expected_board!r}")
+        raise RecordError(f"board_after: expected an object of compartment counters, got {_show(expected_board)}")
     extra = sorted(str(k) for k in set(expected_board) - set(COMPARTMENTS))
     if extra:
-        raise RecordError(f"board_after: unknown compartment(s) {extra}; compartments are {list(COMPARTMENTS)}")
+        raise RecordError(f"board_after: unknown compartment(s) {_show(extra)}; compartments are {list(COMPARTMENTS)}")
     for comp in COMPARTMENTS:
-        if expected_board.get(comp) != got["board_after"][comp]:
-            raise RecordError(
-                f"board_after.{comp}: expected {expected_board.get(comp)!r} (record), "
-                f"got {got['board_after'][comp]!r} (replay)"
-            )
+        _compare(f"board_after.{comp}", expected_board.get(comp), got["board_after"][comp])
+
+
+def _compare(field: str, expected: Any, got: Any) -> None:
+    """Raise a RecordError naming ``field`` unless the recorded value is the replay's, in value and type."""
+    if _same(expected, got):
+        return
+    wrong = _wrong_type(expected, got) if _loose(expected, got) else None
+    if wrong is not None:
+        where, value = wrong
+        raise RecordError(
+            f"{field}{where}: expected an integer (replay: {_show(got)}), got {_show(value)} "
+            f"({type(value).__name__}) in the record"
+        )
+    raise RecordError(f"{field}: expected {_show(expected)} (record), got {_show(got)} (replay)")
 
 
 def _compare_lists(key: str, expected: Any, got: list[Any]) -> None:
@@ -264,62 +377,129 @@ def _compare_lists(key: str, expected: Any, got: list[Any]) -> None:
     if not isinstance(expected, list):
         raise RecordError(f"{key}: expected a list, got {type(expected).__name__}")
     for i, (e, g) in enumerate(zip(expected, got)):
-        # JSON has no tuples; bools are ints in Python but never a count here.
-        if _normal(e) != g:
-            raise RecordError(f"{key}[{i}]: expected {e!r} (record), got {g!r} (replay)")
+        _compare(f"{key}[{i}]", e, g)
     if len(expected) != len(got):
         i = min(len(expected), len(got))
-        first = f"expected {expected[i]!r} (record), got nothing" if len(expected) > len(got) else (
-            f"expected nothing (record), got {got[i]!r} (replay)"
+        first = f"expected {_show(expected[i])} (record), got nothing" if len(expected) > len(got) else (
+            f"expected nothing (record), got {_show(got[i])} (replay)"
         )
         raise RecordError(f"{key}: the record has {len(expected)} entries, the replay {len(got)}; {key}[{i}]: {first}")
 
 
-def _normal(value: Any) -> Any:
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, (list, tuple)):
-        return [_normal(v) for v in value]
-    return value
+def _same(expected: Any, got: Any) -> bool:
+    """``expected == got`` where an int matches only an integer (never a bool or a float) and a list a list."""
+    if got is None:
+        return expected is None
+    if isinstance(got, int):
+        return as_int(expected) == got
+    if isinstance(got, str):
+        return isinstance(expected, str) and expected == got
+    if isinstance(got, (list, tuple)):
+        return (isinstance(expected, (list, tuple)) and len(expected) == len(got)
+                and all(_same(e, g) for e, g in zip(expected, got)))
+    return False  # the replay's outcome holds nothing else
+
+
+def _loose(expected: Any, got: Any) -> bool:
+    """Equal when numbers of any type count (``6.0``, ``True`` for ``1``): tells a wrong type from a wrong value."""
+    if isinstance(got, (list, tuple)):
+        return (isinstance(expected, (list, tuple)) and len(expected) == len(got)
+                and all(_loose(e, g) for e, g in zip(expected, got)))
+    if isinstance(got, int) and isinstance(expected, (bool, float)):
+        return expected == got
+    return _same(expected, got)
+
+
+def _wrong_type(expected: Any, got: Any, where: str = "") -> tuple[str, Any] | None:
+    """The first place where a recorded number stands for the replay's integer: (sub-path, the recorded value)."""
+    if isinstance(got, (list, tuple)):
+        for j, (e, g) in enumerate(zip(expected, got)):
+            wrong = _wrong_type(e, g, f"{where}[{j}]")
+            if wrong is not None:
+                return wrong
+        return None
+    return (where, expected) if isinstance(got, int) and isinstance(expected, (bool, float)) else None
 
 
 # --------------------------------------------------------------------- field checks
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _show(value: Any, limit: int = 200) -> str:
+    """``repr(value)``, cut to ``limit`` characters; never fails (deep nesting, huge integers)."""
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        text = f"<{type(value).__name__} too large to show>"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _clip(text: str, limit: int = 500) -> str:
+    """A message cut to ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _check_sizes(record: Mapping[str, Any]) -> None:
+    """Refuse known keys nested deeper than MAX_DEPTH or holding absurd sizes, before any field is parsed.
+
+    Every later check and message can then handle the values without
+    recursion or conversion limits (Python prints no integer of more than
+    4,300 digits, and ``repr`` of a list nested 5,000 deep overflows the stack).
+    """
+    stack: list[tuple[str, Any, int]] = [
+        (key, record[key], 0) for key in REQUIRED_KEYS + ("balances_before",) if key in record
+    ]
+    while stack:
+        field, value, depth = stack.pop()
+        if isinstance(value, (str, bytes)):
+            if len(value) > MAX_TEXT:
+                raise RecordError(f"{field}: a text of {len(value):,} characters; at most {MAX_TEXT:,} are read")
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if not -MAX_COUNT <= value <= MAX_COUNT:
+                raise RecordError(f"{field}: an integer of {value.bit_length():,} bits; at most 63 are read")
+        elif isinstance(value, (Mapping, list, tuple)):
+            if depth >= MAX_DEPTH:
+                raise RecordError(f"{field}: nested more than {MAX_DEPTH} levels deep (a record needs 3)")
+            if len(value) > MAX_ITEMS:
+                raise RecordError(f"{field}: {len(value):,} entries; at most {MAX_ITEMS:,} are read")
+            if isinstance(value, Mapping):
+                for k, v in value.items():
+                    if not isinstance(k, str):
+                        raise RecordError(f"{field}: a key must be text, got {_show(k)}")
+                    stack.append((f"{field}.{_clip(k, 40)}", v, depth + 1))
+            else:
+                stack.extend((f"{field}[{j}]", v, depth + 1) for j, v in enumerate(value))
 
 
 def _int_field(value: Any, field: str, low: int, high: int) -> int:
-    if not _is_int(value) or not low <= value <= high:
-        raise RecordError(f"{field}: expected an integer {low}..{high}, got {value!r}")
-    return int(value)
+    number = as_int(value)
+    if number is None or not low <= number <= high:
+        raise RecordError(f"{field}: expected an integer {low}..{high}, got {_show(value)}")
+    return number
 
 
 def _rules_of(value: Any) -> Rules:
     """The Rules of a record's ``rules`` object (``preset`` names the base, the other keys override it)."""
     if not isinstance(value, Mapping):
-        raise RecordError(f"rules: expected an object of rules options, got {value!r}")
+        raise RecordError(f"rules: expected an object of rules options, got {_show(value)}")
     try:
         return Rules.from_dict(value)
     except (RulesError, TypeError) as err:
-        raise RecordError(f"rules: {err}") from None
+        raise RecordError(f"rules: {_clip(str(err))}") from None
 
 
 def _cards_of(value: Any, field: str) -> list[int]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise RecordError(f"{field}: expected a list of cards, got {value!r}")
+        raise RecordError(f"{field}: expected a list of cards, got {_show(value)}")
     out = []
     for j, text in enumerate(value):
         try:
             out.append(parse_card(text))
         except ValueError as err:
-            raise RecordError(f"{field}[{j}]: {err}") from None
+            raise RecordError(f"{field}[{j}]: {_clip(str(err))}") from None
     return out
 
 
 def _hands_of(value: Any, players: int) -> list[list[int]]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise RecordError(f"hands: expected a list of {players} card lists, got {value!r}")
+        raise RecordError(f"hands: expected a list of {players} card lists, got {_show(value)}")
     if len(value) != players:
         raise RecordError(f"hands: {len(value)} hands for players={players}")
     return [_cards_of(hand, f"hands[{seat}]") for seat, hand in enumerate(value)]
-

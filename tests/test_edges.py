@@ -1,0 +1,810 @@
+"""Reliability at the edges: hostile or broken files and arguments give one clear error, never a traceback.
+
+One regression test per problem found: records nested 5,000 deep, integers of
+5,000 digits, bit-flipped ``.gz`` files, floats and bools where a record holds
+counts, interrupted or repeated ``simulate`` runs, negative seeds and absurd
+``--rules-option`` values, model files that are zip bombs, hostile pickles,
+wrong-typed metadata or wrong-shaped tensors, and a file named like a scripted
+player.  ``tests/test_fuzz.py`` searches the same boundaries at random.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import hashlib
+import io
+import json
+import os
+import pathlib
+import pickle
+import re
+import signal
+import subprocess
+import sys
+import time
+import tracemalloc
+import zipfile
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pytest
+
+from popejoan_env.__main__ import main
+from popejoan_env.errors import PopeJoanError, RecordError
+from popejoan_env.observation import OBS_SIZE
+from popejoan_env.players import make_player
+from popejoan_env.players.learned import (
+    MAX_MEMBERS, MAX_WEIGHTS_BYTES, META_NAME, ModelFileError, load_player, model_metadata, read_metadata,
+)
+from popejoan_env.record import MAX_LINE_BYTES, RecordWriter, read_records, verify_record, write_records
+
+GOLDEN = pathlib.Path(__file__).parent / "data" / "golden_records.jsonl"
+GOLDEN_LINES = GOLDEN.read_text().splitlines()
+GOLDEN_RECORDS = [json.loads(line) for line in GOLDEN_LINES]
+WINNER_RECORD = next(r for r in GOLDEN_RECORDS if r["winner"] is not None and r["awards"] and r["payments"])
+
+
+def run_cli(*args: str, cwd: pathlib.Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python -m popejoan_env ARGS`` in a subprocess."""
+    return subprocess.run([sys.executable, "-m", "popejoan_env", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``main(argv)`` in-process: (exit status, stdout, stderr); argparse's SystemExit counts as a status."""
+    capsys.readouterr()
+    try:
+        status = main(argv)
+    except SystemExit as exit_:
+        status = exit_.code if isinstance(exit_.code, int) else 2
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def assert_one_line(err: str) -> None:
+    """Exactly one line on stderr, and no traceback."""
+    assert "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def nested(depth: int, leaf: Any = 0) -> Any:
+    """A list nested ``depth`` deep (built without recursion)."""
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+# ===================================================================== 1. verify: deep, huge, corrupt files
+def test_verify_record_nested_5000_deep_is_a_record_error() -> None:
+    for key in ("plays", "delta", "rules", "board_before", "awards", "hands"):
+        record = copy.deepcopy(WINNER_RECORD)
+        record[key] = nested(5000)
+        with pytest.raises(RecordError, match=f"{key}.*nested more than"):
+            verify_record(record)
+    record = copy.deepcopy(WINNER_RECORD)
+    record["board_after"]["pope"] = nested(5000)
+    with pytest.raises(RecordError, match=r"board_after\.pope.*nested"):
+        verify_record(record)
+
+
+def test_verify_record_integer_of_5000_digits_is_a_record_error() -> None:
+    huge = 10**5000  # Python cannot even print it (the 4,300-digit limit)
+    for change in (
+        lambda r: r.__setitem__("players", huge),
+        lambda r: r["delta"].__setitem__(0, -huge),
+        lambda r: r["board_before"].__setitem__("pope", huge),
+        lambda r: r.__setitem__("balances_before", [huge] * r["players"]),
+        lambda r: r["plays"][0].__setitem__(0, huge),
+        lambda r: r["rules"].__setitem__("start_counters", huge),
+    ):
+        record = copy.deepcopy(WINNER_RECORD)
+        change(record)
+        with pytest.raises(RecordError, match="bits"):
+            verify_record(record)
+
+
+def _verify_file(path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    return run_main(["verify", "--quiet", str(path)], capsys)
+
+
+def test_verify_cli_nested_and_huge_json_lines(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = GOLDEN_LINES[0]
+    cases = {
+        "deep.jsonl": good[:-1] + ',"junk":' + "[" * 5000 + "]" * 5000 + "}",
+        "deep_field.jsonl": good.replace('"plays":', '"plays":' + "[" * 500 + "0" + "]" * 500 + ',"x":', 1),
+        "digits.jsonl": good.replace('"delta":[', '"delta":[' + "1" * 5000 + ",", 1),
+        "deep_value.jsonl": "[" * 100_000 + "]" * 100_000,
+    }
+    for name, line in cases.items():
+        path = tmp_path / name
+        path.write_text(good + "\n" + line + "\n")
+        with pytest.raises(RecordError, match=f"{name}, line 2|nested more than"):
+            for _, record in read_records(path):
+                verify_record(record)
+        status, out, err = _verify_file(path, capsys)
+        assert status == 1, (name, err)
+        assert_one_line(err)
+        assert "line 2" in err, err
+
+
+def _bit_flips(data: bytes, count: int, seed: int) -> list[tuple[int, bytes]]:
+    rng = np.random.default_rng(seed)
+    flips = []
+    for _ in range(count):
+        pos = int(rng.integers(len(data)))
+        flipped = bytearray(data)
+        flipped[pos] ^= 1 << int(rng.integers(8))
+        flips.append((pos, bytes(flipped)))
+    return flips
+
+
+def test_verify_cli_bit_flipped_gz_no_traceback(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "deals.jsonl.gz"
+    write_records(source, GOLDEN_RECORDS)
+    data = source.read_bytes()
+    # Every byte of the 10-byte header and the 8-byte trailer, and bytes of the deflate stream.
+    positions = [(p, bytes(b ^ 0x10 if i == p else b for i, b in enumerate(data))) for p in range(10)]
+    positions += [(p, bytes(b ^ 0x01 if i == p else b for i, b in enumerate(data))) for p in range(len(data) - 8, len(data))]
+    positions += _bit_flips(data, 40, seed=1)
+    failures = 0
+    for pos, flipped in positions:
+        path = tmp_path / "flipped.jsonl.gz"
+        path.write_bytes(flipped)
+        status, out, err = _verify_file(path, capsys)
+        assert status in (0, 1), (pos, err)
+        assert "Traceback" not in err
+        if status == 1:
+            failures += 1
+            assert_one_line(err)
+            assert "flipped.jsonl.gz" in err
+    assert failures > len(positions) // 2  # most flips break the stream's CRC, length or codes
+    # A corrupt deflate stream (zlib.error), a truncated one (EOFError), not gzip at all (BadGzipFile).
+    for name, content in [
+        ("codes.jsonl.gz", data[:10] + b"\xff" * 40 + data[50:]),
+        ("cut.jsonl.gz", data[: len(data) // 3]),
+        ("text.jsonl.gz", b'{"format": "popejoan-record/1"}\n'),
+        ("empty_gzip_header.jsonl.gz", data[:10]),
+    ]:
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(RecordError, match=name):
+            list(read_records(path))
+        status, out, err = _verify_file(path, capsys)
+        assert status == 1
+        assert_one_line(err)
+    # The same in a subprocess: the real stderr holds one line and no traceback.
+    path = tmp_path / "flipped.jsonl.gz"
+    path.write_bytes(data[:30] + bytes([data[30] ^ 0xFF]) + data[31:])
+    result = run_cli("verify", str(path), cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert_one_line(result.stderr)
+
+
+def test_read_records_refuses_an_absurdly_long_line(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "long.jsonl"
+    with open(path, "w") as f:
+        f.write(GOLDEN_LINES[0] + "\n")
+        f.write('{"junk": "' + "x" * (MAX_LINE_BYTES + 10) + '"}\n')
+    lines = []
+    with pytest.raises(RecordError, match=r"line 2: longer than 10,485,760 bytes"):
+        for lineno, _ in read_records(path):
+            lines.append(lineno)
+    assert lines == [1]
+    # A file of one endless line (no newline at all) is refused the same way, gzipped too.
+    gz = tmp_path / "endless.jsonl.gz"
+    with gzip.open(gz, "wb") as f:
+        for _ in range(11):
+            f.write(b" " * 2**20)
+    with pytest.raises(RecordError, match="line 1: longer than"):
+        list(read_records(gz))
+
+
+def test_read_records_decoding_errors_are_record_errors(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "latin.jsonl"
+    path.write_bytes(GOLDEN_LINES[0].encode() + b"\n" + '{"x": "é"}'.encode("latin-1") + b"\n")
+    with pytest.raises(RecordError, match="line 2: not UTF-8"):
+        list(read_records(path))
+    with pytest.raises(FileNotFoundError):
+        list(read_records(tmp_path / "missing.jsonl"))
+
+
+# ===================================================================== 2. floats and bools in records
+def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    """A change of a record: the value at a dotted path (``awards.0.3``) replaced."""
+    def change(record: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        target: Any = record
+        for key in parents:
+            target = target[int(key)] if isinstance(target, list) else target[key]
+        if isinstance(target, list):
+            target[int(last)] = value(target[int(last)]) if callable(value) else value
+        else:
+            target[last] = value(target[last]) if callable(value) else value
+    return change
+
+
+def _first_nonzero_compartment(record: Mapping[str, Any]) -> str:
+    return next(c for c, n in record["board_after"].items() if n == 1)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field"),
+    [
+        ("delta", lambda d: [float(x) for x in d], "delta[0]"),
+        ("delta.1", lambda x: float(x), "delta[1]"),
+        ("winner", lambda w: float(w), "winner"),
+        ("winner", lambda w: bool(w), "winner"),
+        ("awards.0.3", lambda n: float(n), "awards[0][3]"),
+        ("awards.0.1", lambda s: float(s), "awards[0][1]"),
+        ("payments.0.2", lambda n: float(n), "payments[0][2]"),
+        ("payments.0.0", lambda s: float(s), "payments[0][0]"),
+        ("payments.1.2", lambda n: bool(n) if n in (0, 1) else float(n), "payments[1][2]"),
+    ],
+)
+def test_outcome_floats_and_bools_do_not_verify(path: str, value: Any, field: str) -> None:
+    record = copy.deepcopy(WINNER_RECORD)
+    verify_record(record)
+    _set(path, value)(record)
+    with pytest.raises(RecordError, match="^" + re.escape(field)):
+        verify_record(record)
+
+
+def test_board_after_floats_and_bools_do_not_verify() -> None:
+    record = copy.deepcopy(WINNER_RECORD)
+    one = _first_nonzero_compartment(record)
+    zero = next(c for c, n in record["board_after"].items() if n == 0)
+    for comp, value in [(one, True), (one, 1.0), (zero, False), (zero, 0.0)]:
+        changed = copy.deepcopy(record)
+        changed["board_after"][comp] = value
+        with pytest.raises(RecordError, match=rf"board_after\.{comp}: expected an integer"):
+            verify_record(changed)
+
+
+def test_outcome_award_counters_written_as_floats(tmp_path: pathlib.Path) -> None:
+    """``["play", 1, "pope", 6.0]`` in a file: the line no longer verifies, naming the entry."""
+    record = next(r for r in GOLDEN_RECORDS if any(a[0] == "play" and a[3] > 0 for a in r["awards"]))
+    i = next(k for k, a in enumerate(record["awards"]) if a[0] == "play" and a[3] > 0)
+    record = copy.deepcopy(record)
+    record["awards"][i][3] = float(record["awards"][i][3])
+    path = tmp_path / "floats.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(RecordError, match=rf"awards\[{i}\]\[3\]: expected an integer"):
+        for _, r in read_records(path):
+            verify_record(r)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field"),
+    [
+        ("players", 4.0, "players"), ("players", True, "players"),
+        ("dealer", 0.0, "dealer"), ("dealer", False, "dealer"),
+        ("board_before.pope", 0.0, "board_before"), ("board_before.pope", False, "board_before"),
+        ("balances_before", lambda b: [float(x) for x in b], "balances_before"),
+        ("balances_before", lambda b: [True] * len(b), "balances_before"),
+        ("plays.0.0", lambda s: float(s), r"plays\[0\]"), ("plays.0.0", lambda s: bool(s), r"plays\[0\]"),
+        ("rules.start_counters", 48.0, "rules"), ("rules.ace_high", 0, "rules"),
+        ("rules.dressing.pope", 6.0, "rules"), ("rules.dressing.pope", True, "rules"),
+    ],
+)
+def test_input_floats_and_bools_do_not_replay(path: str, value: Any, field: str) -> None:
+    record = copy.deepcopy(next(r for r in GOLDEN_RECORDS if r["players"] == 4 and "balances_before" in r))
+    _set(path, value)(record)
+    with pytest.raises(RecordError, match=f"^{field}"):
+        verify_record(record)
+
+
+# ===================================================================== 3. simulate: atomic and reproducible output
+def test_sigint_during_simulate_leaves_no_corrupt_file(tmp_path: pathlib.Path) -> None:
+    rng = np.random.default_rng(20261201)
+    old = tmp_path / "old.jsonl.gz"
+    write_records(old, GOLDEN_RECORDS[:3])
+    deals = 4000  # ~0.6 s of work: some runs are interrupted, some finish
+    outcomes = set()
+    for attempt in range(6):
+        target = tmp_path / f"x{attempt}.jsonl.gz"
+        if attempt % 2:  # a previous result in place must survive an interrupted run whole
+            target.write_bytes(old.read_bytes())
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "popejoan_env", "simulate", "--players", "4", "--deals", str(deals),
+             "--seed", str(attempt), "--out", target.name, "--quiet"],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        time.sleep(float(rng.uniform(0.15, 1.0)))
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert "Traceback" not in err or proc.returncode not in (0, 130), err
+        leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(f".{target.name}")]
+        if proc.returncode in (0, 130):
+            assert not leftovers, leftovers
+        if not target.exists():
+            outcomes.add("absent")
+            continue
+        records = list(read_records(target))  # a RecordError here is a corrupt file
+        if attempt % 2 and target.read_bytes() == old.read_bytes():
+            outcomes.add("untouched")
+            continue
+        assert len(records) == deals, (proc.returncode, err)
+        for _, record in records[:5] + records[-5:]:
+            verify_record(record)
+        outcomes.add("complete")
+    assert outcomes & {"absent", "untouched"}, outcomes  # at least one run was really interrupted
+
+
+def test_an_error_inside_the_writer_leaves_the_target_untouched(tmp_path: pathlib.Path) -> None:
+    for name in ("deals.jsonl", "deals.jsonl.gz"):
+        target = tmp_path / name
+        write_records(target, GOLDEN_RECORDS[:2])
+        before = target.read_bytes()
+        for exc in (KeyboardInterrupt, RuntimeError):
+            with pytest.raises(exc):
+                with RecordWriter(target) as writer:
+                    for record in GOLDEN_RECORDS:
+                        writer.write(record)
+                    raise exc()
+            assert target.read_bytes() == before
+            assert sorted(p.name for p in tmp_path.iterdir()) == sorted({"deals.jsonl", "deals.jsonl.gz"} &
+                                                                         {p.name for p in tmp_path.iterdir()})
+        writer = RecordWriter(target)
+        writer.write(GOLDEN_RECORDS[0])
+        writer.abort()
+        assert target.read_bytes() == before
+    fresh = tmp_path / "fresh.jsonl"
+    with pytest.raises(ValueError):
+        with RecordWriter(fresh) as writer:
+            writer.write(GOLDEN_RECORDS[0])
+            writer.write({"bad": float("nan"), "huge": 10**5000})  # json.dumps refuses the integer
+    assert not fresh.exists()
+
+
+def test_gz_output_is_byte_identical_for_the_same_arguments(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    outputs = []
+    for name, clock in (("a.jsonl.gz", 1.0e9), ("other_name.jsonl.gz", 1.7e9)):
+        monkeypatch.setattr(time, "time", lambda clock=clock: clock)  # gzip would stamp this time
+        path = tmp_path / name
+        status, _, err = run_main(["simulate", "--players", "5", "--deals", "30", "--seed", "4", "--quiet",
+                                   "--out", str(path)], capsys)
+        assert status == 0, err
+        outputs.append(path.read_bytes())
+    assert outputs[0] == outputs[1]
+    header = outputs[0][:10]
+    assert header[3] == 0 and header[4:8] == b"\0\0\0\0"  # no FNAME flag, MTIME 0
+    with gzip.open(tmp_path / "a.jsonl.gz", "rt") as f:
+        assert len(f.read().splitlines()) == 30
+
+
+def test_simulate_stdout_is_unchanged(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run_main(["simulate", "--players", "4", "--preset", "modern", "--deals", "2000", "--seed", "1",
+                               "--out", "-", "--quiet"], capsys)
+    assert status == 0
+    assert hashlib.sha256(out.encode()).hexdigest() == "8c938412ff870503f2a55f83679c634254e6f5d3a93d63b08cce3ae2e4cb66c3"
+
+
+def test_simulate_checks_the_output_path_before_the_work(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    start = time.perf_counter()
+    for out, message in [
+        ("no/such/dir/x.jsonl", "No such file or directory"),
+        ("folder", "is a directory"),
+        (str(tmp_path / "folder"), "is a directory"),
+        ("", "not a file name"),
+        ("bad\0name.jsonl", "not a file name"),
+    ]:
+        # A billion deals: had the work started first, this would not return.
+        status, _, err = run_main(["simulate", "--deals", "1000000000", "--out", out], capsys)
+        assert status == 2, (out, err)
+        assert_one_line(err)
+        assert message in err, err
+    assert time.perf_counter() - start < 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"]
+    status, _, err = run_main(["simulate", "--deals", "2", "--quiet", "--out", os.devnull], capsys)
+    assert status == 0, err
+
+
+# ===================================================================== 4. command-line integers and rules options
+def test_play_negative_seed_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_main(["play", "--seed", "-1"], capsys)
+    assert status == 2
+    assert_one_line(err)
+    assert "--seed must be 0 or more, got -1" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["play", "--players", "2"], "players must be an integer from 3 to 8"),
+        (["play", "--players", "x"], "invalid int value: 'x'"),
+        (["play", "--deals", "0"], "--deals must be at least 1"),
+        (["play", "--seat", "-1"], "--seat must be a seat 0..3"),
+        (["play", "--seat", "4"], "--seat must be a seat 0..3"),
+        (["play", "--seed", "1.5"], "invalid int value: '1.5'"),
+        (["play", "--seed", "9" * 5000], "too long"),
+        (["simulate", "--seed", "-5", "--out", "x.jsonl"], "--seed must be 0 or more"),
+        (["simulate", "--seed", "9" * 5000, "--out", "x.jsonl"], "too long"),
+        (["simulate", "--deals", "-3", "--out", "x.jsonl"], "--deals must be at least 1"),
+        (["simulate", "--deals", "1" * 5000, "--out", "x.jsonl"], "too long"),
+        (["simulate", "--players", "-4", "--out", "x.jsonl"], "players must be an integer from 3 to 8"),
+        (["simulate", "--players", "4.0", "--out", "x.jsonl"], "invalid int value: '4.0'"),
+        (["simulate", "--session-length", "-1", "--out", "x.jsonl"], "--session-length must be at least 1"),
+        (["simulate", "--session-length", "ten", "--out", "x.jsonl"], "invalid int value"),
+    ],
+)
+def test_cli_integers_are_checked(
+    argv: list[str], message: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run_main(argv, capsys)
+    assert status == 2
+    assert_one_line(err)
+    assert message in err and len(err) < 300, err
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("command", ["simulate", "play"])
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("dressing=" + "[" * 5000 + "]" * 5000, "cannot be read"),
+        ("lead=" + "[" * 20 + "]" * 20, "nested more than"),
+        ("start_counters=1" + "0" * 4999, "cannot be read"),
+        ("start_counters=1" + "0" * 4000, "start_counters must be at most 100,000"),
+        ('dressing={"pope": 1' + "0" * 4000 + "}", "dressing counts must be non-negative integers (at most"),
+        ('dressing={"pope": 1' + "0" * 30 + "}", "dressing counts must be non-negative integers (at most"),
+        ("start_counters=" + "9" * 30_000, "characters long"),
+        ("dressing=[1, 2]", "dressing must give 8 counts"),
+        ("ace_high=1", "must be true or false"),
+        ("self=1", "self"),  # a TypeError inside Rules.replace, still one line
+    ],
+)
+def test_rules_option_deep_or_huge_json_exit_2(
+    command: str, option: str, message: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = [command, "--rules-option", option] + (["--out", "x.jsonl"] if command == "simulate" else ["--seed", "1"])
+    status, _, err = run_main(argv, capsys)
+    assert status == 2, err
+    assert_one_line(err)
+    assert message in err, err[:300]
+    assert not list(tmp_path.iterdir())
+
+
+# ===================================================================== 5. model files
+def tiny_state(hidden: tuple[int, ...] = (8,), seed: int = 0) -> dict[str, Any]:
+    """An SB3 MlpPolicy ``state_dict`` (actor and critic) for ``hidden`` widths, small random weights."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    state: dict[str, Any] = {}
+    width = OBS_SIZE
+    for i, h in enumerate(hidden):
+        state[f"mlp_extractor.policy_net.{2 * i}.weight"] = torch.randn(h, width, generator=gen) * 0.1
+        state[f"mlp_extractor.policy_net.{2 * i}.bias"] = torch.randn(h, generator=gen) * 0.1
+        state[f"mlp_extractor.value_net.{2 * i}.weight"] = torch.randn(h, width, generator=gen) * 0.1
+        state[f"mlp_extractor.value_net.{2 * i}.bias"] = torch.zeros(h)
+        width = h
+    state["action_net.weight"] = torch.randn(52, width, generator=gen) * 0.1
+    state["action_net.bias"] = torch.zeros(52)
+    state["value_net.weight"] = torch.randn(1, width, generator=gen) * 0.1
+    state["value_net.bias"] = torch.zeros(1)
+    return state
+
+
+def tiny_metadata(hidden: tuple[int, ...] = (8,)) -> dict[str, Any]:
+    """The metadata of a model with ``tiny_state(hidden)``."""
+    return model_metadata("modern", [4], list(hidden), timesteps=0)
+
+
+def weights_bytes(state: Any) -> bytes:
+    """``policy.pth`` as Stable-Baselines3 writes it: ``torch.save`` of the state_dict."""
+    import torch
+
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    return buf.getvalue()
+
+
+def write_model(path: pathlib.Path, weights: bytes | None, metadata: bytes | Any | None) -> pathlib.Path:
+    """A model zip laid out as ``save_model`` writes one (SB3 members plus ``popejoan.json``)."""
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("data", json.dumps({"policy_class": "MaskableActorCriticPolicy"}))
+        if weights is not None:
+            archive.writestr("policy.pth", weights)
+        archive.writestr("_stable_baselines3_version", "2.9.2")
+        if metadata is not None:
+            text = metadata if isinstance(metadata, bytes) else json.dumps(metadata).encode()
+            archive.writestr(META_NAME, text, compress_type=zipfile.ZIP_DEFLATED)
+    return path
+
+
+def tiny_model(path: pathlib.Path, hidden: tuple[int, ...] = (8,)) -> pathlib.Path:
+    """A complete small model file that ``load_player`` plays."""
+    return write_model(path, weights_bytes(tiny_state(hidden)), tiny_metadata(hidden))
+
+
+def a_view() -> Any:
+    """The SeatView of the seat to act with a real choice, at the start of a seeded 4-player deal."""
+    from popejoan_env.aec import raw_env
+
+    env = raw_env(players=4, auto_forced=True)
+    env.reset(seed=3)
+    return env.seat_view(env.agent_selection)
+
+
+def test_tiny_model_loads_and_plays(tmp_path: pathlib.Path) -> None:
+    path = tiny_model(tmp_path / "tiny.zip", hidden=(8, 6))
+    player = load_player(path, rules="modern")
+    view = a_view()
+    assert player.act(view) in view.legal
+    assert make_player(str(path)).act(view) in view.legal
+
+
+def _zip_bomb(path: pathlib.Path, unpacked: int, lie: int | None = None) -> pathlib.Path:
+    """A model zip whose policy.pth is ``unpacked`` zero bytes deflated; ``lie``: the size its headers claim."""
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(META_NAME, json.dumps(tiny_metadata()))
+        info = zipfile.ZipInfo("policy.pth")
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with archive.open(info, "w") as member:
+            chunk = b"\0" * 2**20
+            for _ in range(unpacked // len(chunk)):
+                member.write(chunk)
+    if lie is not None:
+        data = bytearray(path.read_bytes())
+        with zipfile.ZipFile(path) as archive:
+            info = archive.getinfo("policy.pth")
+        # Local header: uncompressed size at +22; central directory entry: at +24.
+        data[info.header_offset + 22: info.header_offset + 26] = lie.to_bytes(4, "little")
+        central = data.rindex(b"PK\x01\x02\x14", 0)  # the last central entry is policy.pth
+        while data[central + 46: central + 46 + len(b"policy.pth")] != b"policy.pth":
+            central = data.rindex(b"PK\x01\x02", 0, central)
+        data[central + 24: central + 28] = lie.to_bytes(4, "little")
+        path.write_bytes(bytes(data))
+    return path
+
+
+def test_zip_bomb_is_refused_without_reading_it(tmp_path: pathlib.Path) -> None:
+    unpacked = 200 * 2**20  # 200 MB of zeros: a zip of ~200 kB
+    bomb = _zip_bomb(tmp_path / "bomb.zip", unpacked)
+    assert bomb.stat().st_size < 2**20
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFileError, match=r"bomb\.zip: policy\.pth unpacks to 209,715,200 bytes"):
+            load_player(bomb)
+        liar = _zip_bomb(tmp_path / "liar.zip", unpacked, lie=1000)  # headers claim 1,000 bytes
+        with pytest.raises(ModelFileError, match="liar.zip"):
+            load_player(liar)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 2**20, f"{peak:,} bytes allocated reading a bomb"
+    assert MAX_WEIGHTS_BYTES < unpacked
+
+
+def test_too_many_members_and_huge_metadata_are_refused(tmp_path: pathlib.Path) -> None:
+    crowded = tiny_model(tmp_path / "crowded.zip")
+    with zipfile.ZipFile(crowded, "a") as archive:
+        for i in range(MAX_MEMBERS):
+            archive.writestr(f"extra/{i}", b"")
+    with pytest.raises(ModelFileError, match="members"):
+        read_metadata(crowded)
+    big = write_model(tmp_path / "big_meta.zip", weights_bytes(tiny_state()),
+                      {**tiny_metadata(), "notes": "x" * (2 * 2**20)})
+    with pytest.raises(ModelFileError, match=r"popejoan\.json unpacks to"):
+        load_player(big)
+
+
+class _RunsCode:
+    """A pickle that, unpickled, calls ``os.mkdir(marker)``: any unpickling of the file runs code."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.mkdir, (self.marker,))
+
+
+def test_hostile_pickle_is_never_run(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    marker = tmp_path / "the_code_ran"
+    state = tiny_state()
+    state["action_net.bias"] = _RunsCode(str(marker))
+    hostile = weights_bytes(state)  # torch's own format, its data.pkl calling os.mkdir
+    legacy = pickle.dumps({"action_net.weight": _RunsCode(str(marker))})  # a plain pickle as policy.pth
+    for name, weights in (("hostile.zip", hostile), ("legacy.zip", legacy)):
+        path = write_model(tmp_path / name, weights, tiny_metadata())
+        with pytest.raises(ModelFileError, match=f"{name}: the network weights"):
+            load_player(path)
+        with pytest.raises(PopeJoanError):
+            make_player(str(path))
+        monkeypatch.chdir(tmp_path)
+        with pytest.raises(PopeJoanError):
+            make_player(name)
+        assert not marker.exists(), "load_player ran code from the file"
+    # The file is really hostile: an unpickling load (as MaskablePPO.load does) runs its code.
+    torch.load(io.BytesIO(hostile), weights_only=False)
+    assert marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("activation", []), ("activation", "gelu"), ("obs_version", "1"), ("obs_version", 1.0),
+        ("obs_size", True), ("net_arch", "x"), ("net_arch", [8.0]), ("net_arch", [0]), ("rules", 3),
+        ("rules", {"lead": "sideways"}), ("players", None), ("players", []), ("players", [4, 9]),
+        ("players", [True]), ("format", None),
+    ],
+)
+def test_wrong_typed_metadata_field(tmp_path: pathlib.Path, field: str, value: Any) -> None:
+    path = write_model(tmp_path / "meta.zip", weights_bytes(tiny_state()), {**tiny_metadata(), field: value})
+    for load in (read_metadata, load_player):
+        with pytest.raises(ModelFileError, match=rf"meta\.zip: metadata {field}") as info:
+            load(path)
+        assert "meta.zip" in str(info.value)
+
+
+@pytest.mark.parametrize("field", ["obs_version", "rules", "players", "activation", "net_arch"])
+def test_missing_metadata_field(tmp_path: pathlib.Path, field: str) -> None:
+    meta = tiny_metadata()
+    del meta[field]
+    path = write_model(tmp_path / "lacks.zip", weights_bytes(tiny_state()), meta)
+    with pytest.raises(ModelFileError, match=f"lacks '{field}'"):
+        load_player(path)
+
+
+def test_metadata_that_is_not_json_or_too_deep(tmp_path: pathlib.Path) -> None:
+    for name, text in [("deep.zip", b"[" * 100_000 + b"]" * 100_000), ("digits.zip", b'{"x": ' + b"1" * 5000 + b"}"),
+                       ("latin.zip", '{"é": 1}'.encode("latin-1")), ("list.zip", b"[1, 2]")]:
+        path = write_model(tmp_path / name, weights_bytes(tiny_state()), text)
+        with pytest.raises(ModelFileError, match=name):
+            read_metadata(path)
+
+
+def _with(state: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    out = dict(state)
+    for key, value in changes.items():
+        key = key.replace("__", ".")
+        if value is None:
+            del out[key]
+        else:
+            out[key] = value
+    return out
+
+
+def test_wrong_shape_bias_refused_at_load(tmp_path: pathlib.Path) -> None:
+    import torch
+
+    state = tiny_state()
+    path = write_model(tmp_path / "bias.zip", weights_bytes(
+        {**state, "mlp_extractor.policy_net.0.bias": torch.zeros(7)}), tiny_metadata())
+    with pytest.raises(ModelFileError, match=r"bias\.zip: mlp_extractor\.policy_net\.0\.bias has shape \(7,\)"):
+        load_player(path)
+    path = write_model(tmp_path / "head.zip", weights_bytes({**state, "action_net.bias": torch.zeros(52, 1)}),
+                       tiny_metadata())
+    with pytest.raises(ModelFileError, match=r"action_net\.bias has shape \(52, 1\)"):
+        load_player(path)
+
+
+@pytest.mark.parametrize(
+    ("key", "make", "message"),
+    [
+        ("action_net.weight", lambda t: None, "lacks action_net.weight|no action_net"),
+        ("action_net.bias", lambda t: None, "lacks action_net.bias"),
+        ("mlp_extractor.policy_net.0.weight", lambda t: None, "lacks mlp_extractor.policy_net.0.weight"),
+        ("mlp_extractor.policy_net.0.bias", lambda t: None, "lacks mlp_extractor.policy_net.0.bias"),
+        ("action_net.weight", lambda t: t.new_tensor(1.0), r"shape \(\)"),
+        ("mlp_extractor.policy_net.0.bias", lambda t: t.new_tensor(1.0), r"shape \(\)"),
+        ("action_net.weight", lambda t: t.to(dtype=__import__("torch").int64), "int64 tensor, not a float"),
+        ("action_net.bias", lambda t: t.to(dtype=__import__("torch").bool), "bool tensor, not a float"),
+        ("action_net.weight", lambda t: t.to(dtype=__import__("torch").complex64), "complex64"),
+        ("action_net.weight", lambda t: [1.0, 2.0], "list, not a tensor"),
+        ("action_net.bias", lambda t: 3, "int, not a tensor"),
+        ("mlp_extractor.policy_net.0.weight", lambda t: t[:, :10], "expects 10 inputs"),
+        ("mlp_extractor.policy_net.0.weight", lambda t: t[:0], "empty layer"),
+        ("mlp_extractor.policy_net.4.weight", lambda t: __import__("torch").zeros(8, 8), "out of sequence"),
+        ("mlp_extractor.policy_net.1.bias", lambda t: __import__("torch").zeros(8), "out of sequence"),
+    ],
+)
+def test_bad_tensors_are_refused_at_load(tmp_path: pathlib.Path, key: str, make: Any, message: str) -> None:
+    state = tiny_state()
+    value = make(state.get(key, state["action_net.weight"]))
+    changed = {k: v for k, v in state.items() if k != key}
+    if value is not None:
+        changed[key] = value
+    path = write_model(tmp_path / "tensor.zip", weights_bytes(changed), tiny_metadata())
+    with pytest.raises(ModelFileError, match=message):
+        load_player(path)
+
+
+def test_nan_or_infinite_weights_are_refused(tmp_path: pathlib.Path) -> None:
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        state = tiny_state()
+        weight = state["mlp_extractor.policy_net.0.weight"].clone()
+        weight[3, 5] = bad
+        state["mlp_extractor.policy_net.0.weight"] = weight
+        path = write_model(tmp_path / "nan.zip", weights_bytes(state), tiny_metadata())
+        with pytest.raises(ModelFileError, match="NaN or infinite"):
+            load_player(path)
+
+
+def test_half_precision_weights_load(tmp_path: pathlib.Path) -> None:
+    import torch
+
+    state = {k: v.to(torch.float16) for k, v in tiny_state().items()}
+    path = write_model(tmp_path / "half.zip", weights_bytes(state), tiny_metadata())
+    view = a_view()
+    assert load_player(path).act(view) in view.legal
+
+
+def test_net_arch_must_match_the_weights(tmp_path: pathlib.Path) -> None:
+    path = write_model(tmp_path / "arch.zip", weights_bytes(tiny_state((8,))), tiny_metadata((8, 8)))
+    with pytest.raises(ModelFileError, match=r"net_arch \[8, 8\] does not match the weights"):
+        load_player(path)
+
+
+def test_weights_that_are_not_a_state_dict(tmp_path: pathlib.Path) -> None:
+    import torch
+
+    for name, weights in [("tensor.zip", weights_bytes(torch.zeros(3))), ("list.zip", weights_bytes([1, 2])),
+                          ("garbage.zip", b"\0garbage" * 100)]:
+        path = write_model(tmp_path / name, weights, tiny_metadata())
+        with pytest.raises(ModelFileError, match=name):
+            load_player(path)
+
+
+class _FakeSB3Model:
+    """Stands in for an SB3 model: ``save`` writes a zip as SB3 does, or fails half-way."""
+
+    def __init__(self, fail: bool) -> None:
+        self.fail = fail
+
+    def save(self, path: str) -> None:
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("policy.pth", weights_bytes(tiny_state()))
+            if self.fail:
+                raise KeyboardInterrupt
+
+
+def test_save_model_replaces_the_target_only_when_complete(tmp_path: pathlib.Path) -> None:
+    from popejoan_env.players.learned import save_model
+
+    target = tmp_path / "model.zip"
+    assert save_model(_FakeSB3Model(fail=False), tmp_path / "model", tiny_metadata()) == str(target)
+    before = target.read_bytes()
+    assert load_player(target).act(a_view()) in a_view().legal
+    with pytest.raises(KeyboardInterrupt):
+        save_model(_FakeSB3Model(fail=True), target, tiny_metadata())
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.zip"]
+
+
+# ===================================================================== 6. scripted names and model paths
+def test_scripted_name_beats_a_file_of_that_name(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "random").write_text("not a model")
+    (tmp_path / "lowest").mkdir()
+    tiny_model(tmp_path / "pimc")  # even a real model file named like a scripted player
+    assert make_player("random", seed=0).name == "random"
+    assert make_player("lowest", seed=0).name == "lowest"
+    assert make_player("pimc:samples=2", seed=0).name.startswith("pimc")
+    # Written as a path, the file is a model path (and this one is not a model).
+    with pytest.raises(ModelFileError, match="not a readable model file"):
+        make_player("./random")
+    assert make_player(os.path.join(".", "pimc")).name == "pimc"  # the model's file name
+    # An existing file that is not a scripted name is a model path; a directory is not.
+    tiny_model(tmp_path / "mymodel")
+    assert type(make_player("mymodel")).__name__ == "LearnedPlayer"
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(PopeJoanError, match="unknown player 'folder'"):
+        make_player("folder")
+    with pytest.raises(PopeJoanError, match="no saved model"):
+        make_player("missing.zip")
