@@ -47,6 +47,7 @@ import numpy as np
 import popejoan_env
 from popejoan_env.engine import Deal
 from popejoan_env.rules import Rules
+from popejoan_env.seats import next_dealer
 
 BLOCK = 65536
 RESULTS = pathlib.Path(__file__).parent / "results" / "engine.json"
@@ -69,30 +70,28 @@ class Uniforms:
 def bench_popejoan(rules: Rules, players: int, seconds: float, rng: np.random.Generator) -> dict[str, Any]:
     """Random legal play for ``seconds``: card plays, choices and deals per second."""
     uniforms = Uniforms(rng)
-    values, i = uniforms.values, 0
+    choices = 0
+
+    def choose(deal: Deal, legal: list[int]) -> int:
+        nonlocal choices
+        if uniforms.i == BLOCK:
+            uniforms.refill()
+        u = uniforms.values[uniforms.i]
+        uniforms.i += 1
+        choices += 1
+        return legal[int(u * len(legal))]
+
     board: list[int] | None = None
     balances = [rules.start_counters] * players
-    dealer = plays = choices = deals = 0
+    dealer = plays = deals = 0
     start = time.perf_counter()
     deadline = start + seconds
     while True:
         deal = Deal.new(rules, players, dealer, rng, board, balances)
-        play, legal_actions = deal.play, deal.legal_actions
-        while not deal.done:
-            legal = legal_actions()
-            n = len(legal)
-            if n == 1:
-                play(legal[0])
-                continue
-            if i == BLOCK:
-                uniforms.refill()
-                values, i = uniforms.values, 0
-            play(legal[int(values[i] * n)])
-            i += 1
-            choices += 1
+        deal.play_out(choose)  # the engine's own loop: forced cards and lone leads inside, choose the rest
         plays += len(deal.plays)
         deals += 1
-        board, balances, dealer = deal.board, deal.balances, (dealer + 1) % players
+        board, balances, dealer = deal.board, deal.balances, next_dealer(dealer, players)
         if time.perf_counter() >= deadline:
             break
     elapsed = time.perf_counter() - start

@@ -40,3 +40,11 @@ def test_ci_runs_the_readme_test_command() -> None:
         capture_output=True, text=True, cwd=ROOT, check=True,
     ).stdout.strip()
     assert extracted == block_after("test-command").strip()
+
+
+def test_a_user_written_player_plugs_into_the_tournament_and_the_env() -> None:
+    code = block_after("your-player")
+    assert len([line for line in code.splitlines() if line.strip()]) <= 16
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "highest_first" in out.stdout and "stops_first" in out.stdout
