@@ -2,14 +2,14 @@
 """
 # Pope Joan (PettingZoo AEC environment)
 
-| Creation           | `from popejoan_env import env` · `pettingzoo.make("aec", "popejoan/pope_joan-v1")` |
+| Creation           | `from popejoan_env import env` · `pettingzoo.make("aec", "popejoan/pope_joan-v2")` |
 |--------------------|-------------------------------------------------------|
 | Actions            | Discrete(52): play the card with that id              |
 | Parallel API       | No (turn order comes from the cards)                  |
 | Agents             | `player_0 … player_{n-1}` (3 ≤ n ≤ 8)                 |
 | Action Values      | [0, 51] (20 = 8♦ is never legal)                      |
-| Observation Shape  | `{"observation": float32[749], "action_mask": int8[52]}` |
-| Metadata name      | `pope_joan_v1`; render modes `human`, `ansi`          |
+| Observation Shape  | `{"observation": float32[1285], "action_mask": int8[52]}` |
+| Metadata name      | `pope_joan_v2`; render modes `human`, `ansi`          |
 
 Pope Joan for 3 to 8 players, rules per RULES.md (presets `modern` and
 `victorian`, every variant through a `Rules` object or a mapping).
@@ -28,9 +28,9 @@ for agent in e.agent_iter():
 ```
 
 Registration: importing this module (as `from popejoan_env import env` does)
-registers `popejoan/pope_joan-v1` with PettingZoo's registry where the
+registers `popejoan/pope_joan-v2` with PettingZoo's registry where the
 installed PettingZoo has one (≥ 1.26), so `pettingzoo.make("aec",
-"popejoan/pope_joan-v1", players=5)` builds `env(players=5)`.
+"popejoan/pope_joan-v2", players=5)` builds `env(players=5)`.
 
 ## Arguments
 
@@ -56,32 +56,37 @@ seat that must lead after a stop (R9).  It is not a rotation of seats.
 
 ## Observation
 
-`observe(agent)` returns `{"observation": float32[749], "action_mask": int8[52]}`
+`observe(agent)` returns `{"observation": float32[1285], "action_mask": int8[52]}`
 from that agent's seat, seats relative to it and padded to 8 (see
-`popejoan_env.observation`, layout version `OBS_VERSION = 1`).  The mask is all
+`popejoan_env.observation`, layout version `OBS_VERSION = 2`).  The mask is all
 zero for every agent but the one to act, and all zero once the episode is over.
 
 | field | start | length | contents |
 |---|---|---|---|
 | hand | 0 | 52 | 1 for each card in the observer's hand |
 | played_by | 52 | 416 | 8 planes of 52: cards played this deal by relative seat 0..7 |
-| turnup | 468 | 52 | one-hot: the turned-up card (in the dead hand, seen by all) |
-| trumps | 520 | 4 | one-hot: trumps suit (C, D, H, S) |
-| board | 524 | 8 | counters on pope, matrimony, intrigue, ace, king, queen, jack, game, ÷16 |
-| balances | 532 | 8 | each relative seat's counters, ÷64 (may be negative) |
-| hand_sizes | 540 | 8 | cards left in each relative seat's hand, ÷16 |
-| dealer | 548 | 8 | one-hot: relative seat of the dealer |
-| leader | 556 | 8 | one-hot: relative seat that led the current sequence (or must lead) |
-| to_act | 564 | 8 | one-hot: relative seat to act (all 0 once the deal is over) |
-| forced | 572 | 52 | one-hot: the card that must be played next (R8), all 0 when none |
-| lead_due | 624 | 1 | 1 when the seat to act must lead (R7) |
-| known_dead | 625 | 52 | cards known to be in the dead hand: the turn-up and successors revealed by stops |
-| dead_hand | 677 | 52 | the whole dead hand, only when this seat may see it (else 0) |
-| sees_dead_hand | 729 | 1 | 1 when dead_hand is filled in (dealer, rule dealer_sees_dead_hand) |
-| dead_size | 730 | 1 | cards in the dead hand, ÷16 |
-| pope_out | 731 | 1 | 1 while the 9♦ has not been played |
-| seats | 732 | 8 | 1 for each relative seat present at the table |
-| rules | 740 | 9 | rule flags: lead=any, deal=equal, deal=all_round, deal=fixed_stock, pope_turnup=ends_deal, pair_split=halves, ace_high, pope_excused, dealer_sees_dead_hand |
+| play_order | 468 | 52 | for each card played, its place in the deal's history (1 = first card) ÷64; 0 if unplayed |
+| led | 520 | 52 | 1 for each card played as a lead (R7), 0 for continuations (R8) and unplayed cards |
+| turnup | 572 | 52 | one-hot: the turned-up card (in the dead hand, seen by all) |
+| trumps | 624 | 4 | one-hot: trumps suit (C, D, H, S) |
+| board | 628 | 8 | counters on pope, matrimony, intrigue, ace, king, queen, jack, game, ÷16 |
+| balances | 636 | 8 | each relative seat's counters, ÷64 (may be negative) |
+| hand_sizes | 644 | 8 | cards left in each relative seat's hand, ÷16 |
+| dealer | 652 | 8 | one-hot: relative seat of the dealer |
+| leader | 660 | 8 | one-hot: relative seat that led the current sequence (or must lead) |
+| to_act | 668 | 8 | one-hot: relative seat to act (all 0 once the deal is over) |
+| forced | 676 | 52 | one-hot: the card that must be played next (R8), all 0 when none |
+| lead_due | 728 | 1 | 1 when the seat to act must lead (R7) |
+| known_dead | 729 | 52 | cards known to be in the dead hand: the turn-up and successors revealed by stops |
+| dead_hand | 781 | 52 | the whole dead hand, only when this seat may see it (else 0) |
+| sees_dead_hand | 833 | 1 | 1 when dead_hand is filled in (dealer, rule dealer_sees_dead_hand) |
+| dead_size | 834 | 1 | cards in the dead hand, ÷16 |
+| pope_out | 835 | 1 | 1 while the 9♦ has not been played |
+| seats | 836 | 8 | 1 for each relative seat present at the table |
+| rules | 844 | 9 | rule flags: lead=any, deal=equal, deal=all_round, deal=fixed_stock, pope_turnup=ends_deal, pair_split=halves, ace_high, pope_excused, dealer_sees_dead_hand |
+| winner | 853 | 8 | one-hot: relative seat that went out (all 0 while the deal goes on) |
+| pope_holder | 861 | 8 | one-hot: relative seat the settlement showed to hold the 9♦ (excused, R11) |
+| cannot_hold | 869 | 416 | 8 planes of 52: cards relative seat 0..7 certainly does not hold (inference.cannot_hold: known cards, leads, settlement) |
 
 Balances start at `rules.start_counters` (48) every episode.
 
@@ -154,8 +159,44 @@ every finished deal of the current episode, in order, including deals that
 ended at the turn-up; replaying them with `record.replay_record` (or through
 `reset(options=...)` and `step`) reproduces them exactly.
 
+## State (for centralised critics)
+
+`state()` returns the full hidden state as `float32[1224]` (`state_space` is its Box): every
+hand, the dead hand, the turn-up, the board, the balances, the seat to act, the card due and the public
+history, in **absolute** seats (`observation.STATE_LAYOUT`).  It is an oracle for training critics
+(MAPPO, oracle critics as in PerfectDou and Suphx), **never for acting**: no player of this package
+reads it, and an agent that acts on it cheats.
+
+| field | start | length | contents |
+|---|---|---|---|
+| hands | 0 | 416 | 8 planes of 52: the cards each seat 0..7 holds now |
+| dead_hand | 416 | 52 | the whole dead hand (turn-up included) |
+| turnup | 468 | 52 | one-hot: the turned-up card |
+| trumps | 520 | 4 | one-hot: trumps suit (C, D, H, S) |
+| board | 524 | 8 | counters on each compartment, ÷16 |
+| balances | 532 | 8 | each seat's counters, ÷64 |
+| hand_sizes | 540 | 8 | cards left in each seat's hand, ÷16 |
+| dealer | 548 | 8 | one-hot: the dealer |
+| leader | 556 | 8 | one-hot: the seat that led the current sequence (or must lead) |
+| to_act | 564 | 8 | one-hot: the seat to act (all 0 once the deal is over) |
+| forced | 572 | 52 | one-hot: the card due (R8) |
+| lead_due | 624 | 1 | 1 when the seat to act must lead |
+| played_by | 625 | 416 | 8 planes of 52: cards played by seat 0..7 |
+| play_order | 1041 | 52 | each played card's place in the history ÷64 |
+| led | 1093 | 52 | 1 for each card played as a lead |
+| known_dead | 1145 | 52 | dead cards every seat knows (turn-up, successors revealed by stops) |
+| dead_size | 1197 | 1 | cards in the dead hand, ÷16 |
+| pope_out | 1198 | 1 | 1 while the 9♦ has not been played |
+| seats | 1199 | 8 | 1 for each seat at the table |
+| rules | 1207 | 9 | the rule flags of the observation |
+| winner | 1216 | 8 | one-hot: the seat that went out |
+
 ## Version history
 
+* v2: the observation holds everything the seat knows (layout version 2): the public history (the order
+  of the cards played and which were leads, `play_order` and `led`), who went out and who the settlement
+  showed holding the 9♦, and the inference planes `cannot_hold` (what each relative seat certainly does
+  not hold: leads under `lowest_of_suit`, the settlement). `state()` and `state_space` added.
 * v1: first release (observation layout version 1).
 """
 
@@ -175,16 +216,16 @@ from popejoan_env.cards import NUM_CARD_IDS, names_of
 from popejoan_env.checks import as_int, as_seed, brief
 from popejoan_env.engine import Deal, check_seat, parse_balances, parse_board
 from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError, PopeJoanError
-from popejoan_env.observation import BALANCE_SCALE, BOARD_SCALE, MAX_COUNTERS, OBS_SIZE, Encoder, bounds
+from popejoan_env.observation import MAX_COUNTERS, OBS_SIZE, STATE_LAYOUT, STATE_SIZE, Encoder, bounds
 from popejoan_env.render import describe
 from popejoan_env.rules import Rules, check_players, resolve_rules
 from popejoan_env.seat_view import SeatView, seat_view
 from popejoan_env.seats import absolute
 from popejoan_env.session import Session
 
-ENV_NAME = "pope_joan_v1"
+ENV_NAME = "pope_joan_v2"
 """PettingZoo name of this environment (``metadata["name"]``)."""
-ENV_ID = "popejoan/pope_joan-v1"
+ENV_ID = "popejoan/pope_joan-v2"
 """Id under which ``env`` is registered with PettingZoo's registry."""
 ILLEGAL_REWARD = -100.0
 """Default reward of an agent whose illegal card ends the episode under ``env()``."""
@@ -287,6 +328,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             for a in self.possible_agents
         }
         self.action_spaces = {a: spaces.Discrete(NUM_CARD_IDS) for a in self.possible_agents}
+        s_low, s_high = bounds(STATE_SIZE, STATE_LAYOUT)
+        self.state_space = spaces.Box(low=s_low, high=s_high, shape=(STATE_SIZE,), dtype=np.float32)
 
         self._rng: np.random.Generator | None = None
         self._session: Session | None = None
@@ -517,7 +560,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     # ------------------------------------------------------------------ observe
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": float32[749], "action_mask": int8[52]}`` from ``agent``'s seat."""
+        """``{"observation": float32[1285], "action_mask": int8[52]}`` from ``agent``'s seat."""
         seat = self._seat_of[agent]
         encoder = self._encoder
         if encoder is None:
@@ -535,6 +578,16 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             mask = _ZERO_MASK.copy()
             mask[deal.legal_actions()] = 1
         return {"observation": encoder.observe(seat), "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """The full hidden state (``state_space``, absolute seats): an oracle for training critics, never for acting."""
+        encoder = self._encoder
+        if encoder is None:
+            raise GameOverError("call reset() before state()")
+        if not self._synced:
+            encoder.sync()
+            self._synced = True
+        return encoder.state_vector()
 
     def action_mask(self, agent: str) -> np.ndarray:
         """The int8[52] legal-action mask of ``agent`` (all 0 unless it is to act)."""

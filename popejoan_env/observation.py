@@ -11,30 +11,41 @@ Counts are scaled by powers of two so that decoding is exact: board counters
 ÷16.  Card planes have 52 entries indexed by card id (``cards.py``; entry 20,
 the 8♦, is always 0).
 
-``OBS_VERSION = 1``, ``OBS_SIZE = 749``.  Layout (generated from ``LAYOUT`` by
+``OBS_VERSION = 2``, ``OBS_SIZE = 1285``.  Layout (generated from ``LAYOUT`` by
 ``layout_table()``; a test checks this copy):
 
 | field | start | length | contents |
 |---|---|---|---|
 | hand | 0 | 52 | 1 for each card in the observer's hand |
 | played_by | 52 | 416 | 8 planes of 52: cards played this deal by relative seat 0..7 |
-| turnup | 468 | 52 | one-hot: the turned-up card (in the dead hand, seen by all) |
-| trumps | 520 | 4 | one-hot: trumps suit (C, D, H, S) |
-| board | 524 | 8 | counters on pope, matrimony, intrigue, ace, king, queen, jack, game, ÷16 |
-| balances | 532 | 8 | each relative seat's counters, ÷64 (may be negative) |
-| hand_sizes | 540 | 8 | cards left in each relative seat's hand, ÷16 |
-| dealer | 548 | 8 | one-hot: relative seat of the dealer |
-| leader | 556 | 8 | one-hot: relative seat that led the current sequence (or must lead) |
-| to_act | 564 | 8 | one-hot: relative seat to act (all 0 once the deal is over) |
-| forced | 572 | 52 | one-hot: the card that must be played next (R8), all 0 when none |
-| lead_due | 624 | 1 | 1 when the seat to act must lead (R7) |
-| known_dead | 625 | 52 | cards known to be in the dead hand: the turn-up and successors revealed by stops |
-| dead_hand | 677 | 52 | the whole dead hand, only when this seat may see it (else 0) |
-| sees_dead_hand | 729 | 1 | 1 when dead_hand is filled in (dealer, rule dealer_sees_dead_hand) |
-| dead_size | 730 | 1 | cards in the dead hand, ÷16 |
-| pope_out | 731 | 1 | 1 while the 9♦ has not been played |
-| seats | 732 | 8 | 1 for each relative seat present at the table |
-| rules | 740 | 9 | rule flags: lead=any, deal=equal, deal=all_round, deal=fixed_stock, pope_turnup=ends_deal, pair_split=halves, ace_high, pope_excused, dealer_sees_dead_hand |
+| play_order | 468 | 52 | for each card played, its place in the deal's history (1 = first card) ÷64; 0 if unplayed |
+| led | 520 | 52 | 1 for each card played as a lead (R7), 0 for continuations (R8) and unplayed cards |
+| turnup | 572 | 52 | one-hot: the turned-up card (in the dead hand, seen by all) |
+| trumps | 624 | 4 | one-hot: trumps suit (C, D, H, S) |
+| board | 628 | 8 | counters on pope, matrimony, intrigue, ace, king, queen, jack, game, ÷16 |
+| balances | 636 | 8 | each relative seat's counters, ÷64 (may be negative) |
+| hand_sizes | 644 | 8 | cards left in each relative seat's hand, ÷16 |
+| dealer | 652 | 8 | one-hot: relative seat of the dealer |
+| leader | 660 | 8 | one-hot: relative seat that led the current sequence (or must lead) |
+| to_act | 668 | 8 | one-hot: relative seat to act (all 0 once the deal is over) |
+| forced | 676 | 52 | one-hot: the card that must be played next (R8), all 0 when none |
+| lead_due | 728 | 1 | 1 when the seat to act must lead (R7) |
+| known_dead | 729 | 52 | cards known to be in the dead hand: the turn-up and successors revealed by stops |
+| dead_hand | 781 | 52 | the whole dead hand, only when this seat may see it (else 0) |
+| sees_dead_hand | 833 | 1 | 1 when dead_hand is filled in (dealer, rule dealer_sees_dead_hand) |
+| dead_size | 834 | 1 | cards in the dead hand, ÷16 |
+| pope_out | 835 | 1 | 1 while the 9♦ has not been played |
+| seats | 836 | 8 | 1 for each relative seat present at the table |
+| rules | 844 | 9 | rule flags: lead=any, deal=equal, deal=all_round, deal=fixed_stock, pope_turnup=ends_deal, pair_split=halves, ace_high, pope_excused, dealer_sees_dead_hand |
+| winner | 853 | 8 | one-hot: relative seat that went out (all 0 while the deal goes on) |
+| pope_holder | 861 | 8 | one-hot: relative seat the settlement showed to hold the 9♦ (excused, R11) |
+| cannot_hold | 869 | 416 | 8 planes of 52: cards relative seat 0..7 certainly does not hold (inference.cannot_hold: known cards, leads, settlement) |
+
+The public history reads back exactly: the cards played are those with a
+non-zero ``play_order`` (their order), ``played_by`` says who played each and
+``led`` which were leads; stops and their causes follow from it
+(``SeatView.stops``).  ``cannot_hold`` is ``inference.cannot_hold`` of the
+view, row ``k`` for relative seat ``k``.
 
 ``decode`` rebuilds ``SeatView.rules`` from the rule flags; the options that
 do not change play as seen by a seat (``dressing``, ``start_counters``,
@@ -47,8 +58,8 @@ seat_view(deal, s)`` exactly.
 >>> from popejoan_env.seat_view import seat_view
 >>> deal = Deal.new(MODERN, players=4, dealer=0, rng=np.random.default_rng(1))
 >>> obs = encode(deal, 1)
->>> obs.shape, obs.dtype, int(obs[564])          # seat 1 is eldest: it acts (relative seat 0)
-((749,), dtype('float32'), 1)
+>>> obs.shape, obs.dtype, int(obs[TO_ACT])       # seat 1 is eldest: it acts (relative seat 0)
+((1285,), dtype('float32'), 1)
 >>> decode(obs, action_mask(deal, 1)) == seat_view(deal, 1)
 True
 
@@ -69,15 +80,17 @@ from typing import Any
 
 import numpy as np
 
-from popejoan_env.cards import NUM_CARD_IDS, POPE, CardMask, iter_cards
-from popejoan_env.engine import Deal, legal_leads
+from popejoan_env.cards import NUM_CARD_IDS, PACK_MASK, POPE, CardMask, iter_cards
+from popejoan_env.engine import SUCCESSOR, Deal, legal_leads
+from popejoan_env.inference import below_lead
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, Rules
-from popejoan_env.seat_view import SeatView
+from popejoan_env.seat_view import Play, SeatView
 from popejoan_env.seats import absolute
 
-OBS_VERSION: int = 1
-"""Version of the layout below; bumped whenever the layout or its meaning changes."""
+OBS_VERSION: int = 2
+"""Version of the layout below; bumped whenever the layout or its meaning changes (v1 → v2: the public
+history, ``winner``/``pope_holder`` and the ``cannot_hold`` inference planes)."""
 
 MAX_SEATS = MAX_PLAYERS
 """Seat rows in the observation: tables of fewer players are padded with zeros."""
@@ -88,6 +101,8 @@ BALANCE_SCALE = 1.0 / 64
 """Balances are stored ×1/64."""
 SIZE_SCALE = 1.0 / 16
 """Hand sizes and the dead-hand size are stored ×1/16."""
+ORDER_SCALE = 1.0 / 64
+"""A played card's place in the history (1 = the first card of the deal) is stored ×1/64."""
 
 RULE_FLAGS: tuple[tuple[str, object], ...] = (
     ("lead", "any"),
@@ -102,13 +117,14 @@ RULE_FLAGS: tuple[tuple[str, object], ...] = (
 )
 """The rules flags, in order: each is 1 when ``getattr(rules, option) == value``."""
 
-_SUITS = "CDHS"
 _C = NUM_CARD_IDS
 _S = MAX_SEATS
 
 _FIELDS: tuple[tuple[str, int, str], ...] = (
     ("hand", _C, "1 for each card in the observer's hand"),
     ("played_by", _S * _C, "8 planes of 52: cards played this deal by relative seat 0..7"),
+    ("play_order", _C, "for each card played, its place in the deal's history (1 = first card) ÷64; 0 if unplayed"),
+    ("led", _C, "1 for each card played as a lead (R7), 0 for continuations (R8) and unplayed cards"),
     ("turnup", _C, "one-hot: the turned-up card (in the dead hand, seen by all)"),
     ("trumps", 4, "one-hot: trumps suit (C, D, H, S)"),
     ("board", len(COMPARTMENTS), f"counters on {', '.join(COMPARTMENTS)}, ÷16"),
@@ -127,18 +143,22 @@ _FIELDS: tuple[tuple[str, int, str], ...] = (
     ("seats", _S, "1 for each relative seat present at the table"),
     ("rules", len(RULE_FLAGS), "rule flags: " + ", ".join(
         f"{k}={v}" if isinstance(v, str) else k for k, v in RULE_FLAGS)),
+    ("winner", _S, "one-hot: relative seat that went out (all 0 while the deal goes on)"),
+    ("pope_holder", _S, "one-hot: relative seat the settlement showed to hold the 9♦ (excused, R11)"),
+    ("cannot_hold", _S * _C, "8 planes of 52: cards relative seat 0..7 certainly does not hold "
+                             "(inference.cannot_hold: known cards, leads, settlement)"),
 )
 
 
-def _layout() -> tuple[tuple[str, int, int, str], ...]:
+def _layout(fields: tuple[tuple[str, int, str], ...]) -> tuple[tuple[str, int, int, str], ...]:
     rows, start = [], 0
-    for name, length, text in _FIELDS:
+    for name, length, text in fields:
         rows.append((name, start, length, text))
         start += length
     return tuple(rows)
 
 
-LAYOUT: tuple[tuple[str, int, int, str], ...] = _layout()
+LAYOUT: tuple[tuple[str, int, int, str], ...] = _layout(_FIELDS)
 """The observation layout: rows of ``(name, start, length, description)``."""
 OBS_SIZE: int = LAYOUT[-1][1] + LAYOUT[-1][2]
 """Length of the observation vector."""
@@ -146,6 +166,8 @@ OBS_SIZE: int = LAYOUT[-1][1] + LAYOUT[-1][2]
 _START = {name: start for name, start, _, _ in LAYOUT}
 HAND = _START["hand"]
 PLAYED_BY = _START["played_by"]
+PLAY_ORDER = _START["play_order"]
+LED = _START["led"]
 TURNUP = _START["turnup"]
 TRUMPS = _START["trumps"]
 BOARD = _START["board"]
@@ -163,28 +185,63 @@ DEAD_SIZE = _START["dead_size"]
 POPE_OUT = _START["pope_out"]
 SEATS = _START["seats"]
 RULES = _START["rules"]
+WINNER = _START["winner"]
+POPE_HOLDER = _START["pope_holder"]
+CANNOT_HOLD = _START["cannot_hold"]
+
+_STATE_FIELDS: tuple[tuple[str, int, str], ...] = (
+    ("hands", _S * _C, "8 planes of 52: the cards each seat 0..7 holds now"),
+    ("dead_hand", _C, "the whole dead hand (turn-up included)"),
+    ("turnup", _C, "one-hot: the turned-up card"),
+    ("trumps", 4, "one-hot: trumps suit (C, D, H, S)"),
+    ("board", len(COMPARTMENTS), "counters on each compartment, ÷16"),
+    ("balances", _S, "each seat's counters, ÷64"),
+    ("hand_sizes", _S, "cards left in each seat's hand, ÷16"),
+    ("dealer", _S, "one-hot: the dealer"),
+    ("leader", _S, "one-hot: the seat that led the current sequence (or must lead)"),
+    ("to_act", _S, "one-hot: the seat to act (all 0 once the deal is over)"),
+    ("forced", _C, "one-hot: the card due (R8)"),
+    ("lead_due", 1, "1 when the seat to act must lead"),
+    ("played_by", _S * _C, "8 planes of 52: cards played by seat 0..7"),
+    ("play_order", _C, "each played card's place in the history ÷64"),
+    ("led", _C, "1 for each card played as a lead"),
+    ("known_dead", _C, "dead cards every seat knows (turn-up, successors revealed by stops)"),
+    ("dead_size", 1, "cards in the dead hand, ÷16"),
+    ("pope_out", 1, "1 while the 9♦ has not been played"),
+    ("seats", _S, "1 for each seat at the table"),
+    ("rules", len(RULE_FLAGS), "the rule flags of the observation"),
+    ("winner", _S, "one-hot: the seat that went out"),
+)
+STATE_LAYOUT: tuple[tuple[str, int, int, str], ...] = _layout(_STATE_FIELDS)
+"""The layout of ``raw_env.state()``, in absolute seats: the full hidden state, an oracle for critics."""
+STATE_SIZE: int = STATE_LAYOUT[-1][1] + STATE_LAYOUT[-1][2]
+"""Length of the state vector."""
 
 
 MAX_COUNTERS = 1 << 20
 """Board compartments and |balances| are assumed below this for the bounds (float32 stays exact to 2**24)."""
 
 
-def bounds() -> tuple[np.ndarray, np.ndarray]:
-    """Finite ``(low, high)`` float32 arrays for a Box space holding every reachable observation."""
-    low = np.zeros(OBS_SIZE, dtype=np.float32)
-    high = np.ones(OBS_SIZE, dtype=np.float32)
-    high[BOARD:BOARD + len(COMPARTMENTS)] = MAX_COUNTERS * BOARD_SCALE
-    low[BALANCES:BALANCES + _S] = -MAX_COUNTERS * BALANCE_SCALE
-    high[BALANCES:BALANCES + _S] = MAX_COUNTERS * BALANCE_SCALE
-    high[HAND_SIZES:HAND_SIZES + _S] = 51 * SIZE_SCALE
-    high[DEAD_SIZE] = 51 * SIZE_SCALE
+def bounds(size: int = OBS_SIZE, layout: tuple[tuple[str, int, int, str], ...] = LAYOUT) -> tuple[np.ndarray, np.ndarray]:
+    """Finite ``(low, high)`` float32 arrays for a Box space holding every reachable observation (or state)."""
+    start = {name: (s, n) for name, s, n, _ in layout}
+    low = np.zeros(size, dtype=np.float32)
+    high = np.ones(size, dtype=np.float32)
+    b, nb = start["board"]
+    high[b:b + nb] = MAX_COUNTERS * BOARD_SCALE
+    b, nb = start["balances"]
+    low[b:b + nb] = -MAX_COUNTERS * BALANCE_SCALE
+    high[b:b + nb] = MAX_COUNTERS * BALANCE_SCALE
+    b, nb = start["hand_sizes"]
+    high[b:b + nb] = 51 * SIZE_SCALE
+    high[start["dead_size"][0]] = 51 * SIZE_SCALE
     return low, high
 
 
-def layout_table() -> str:
+def layout_table(layout: tuple[tuple[str, int, int, str], ...] = LAYOUT) -> str:
     """The layout as a Markdown table (the module docstring and the README carry this text)."""
     lines = ["| field | start | length | contents |", "|---|---|---|---|"]
-    lines += [f"| {name} | {start} | {length} | {text} |" for name, start, length, text in LAYOUT]
+    lines += [f"| {name} | {start} | {length} | {text} |" for name, start, length, text in layout]
     return "\n".join(lines)
 
 
@@ -262,7 +319,7 @@ def decode_rules(vector: np.ndarray) -> Rules:
 
 
 def decode(vector: np.ndarray, mask: np.ndarray | None = None) -> SeatView:
-    """The ``SeatView`` an observation encodes (the exact inverse of ``encode``).
+    """The ``SeatView`` an observation encodes (the exact inverse of ``encode``), public history included.
 
     ``legal`` comes from ``mask`` when given; without it, it is worked out from
     the observer's hand, the forced card and the rules.  ``rules`` comes from the
@@ -270,11 +327,18 @@ def decode(vector: np.ndarray, mask: np.ndarray | None = None) -> SeatView:
     """
     v = np.asarray(vector)
     if v.shape != (OBS_SIZE,):
-        raise PopeJoanError(f"an observation has shape ({OBS_SIZE},), got {v.shape}")
+        raise PopeJoanError(f"an observation (version {OBS_VERSION}) has shape ({OBS_SIZE},), got {v.shape}")
     rules = decode_rules(v)
     n = int(np.count_nonzero(v[SEATS:SEATS + _S]))
     hand = _mask_of_plane(v[HAND:HAND + _C])
-    played_by = tuple(_mask_of_plane(v[PLAYED_BY + k * _C:PLAYED_BY + (k + 1) * _C]) for k in range(n))
+    by_seat = v[PLAYED_BY:PLAYED_BY + n * _C].reshape(n, _C)
+    order = np.rint(v[PLAY_ORDER:PLAY_ORDER + _C] / ORDER_SCALE).astype(np.int64)
+    led = v[LED:LED + _C]
+    played = np.flatnonzero(order)
+    history = tuple(
+        Play(int(np.flatnonzero(by_seat[:, c])[0]), int(c), bool(led[c]))
+        for c in played[np.argsort(order[played], kind="stable")]
+    )
     to_act = _one_hot_index(v[TO_ACT:TO_ACT + _S])
     forced = _one_hot_index(v[FORCED:FORCED + _C])
     if mask is not None:
@@ -289,7 +353,7 @@ def decode(vector: np.ndarray, mask: np.ndarray | None = None) -> SeatView:
         rules=rules,
         players=n,
         hand=hand,
-        played_by=played_by,
+        history=history,
         turnup=_one_hot_index(v[TURNUP:TURNUP + _C]),
         trumps=_one_hot_index(v[TRUMPS:TRUMPS + 4]),
         board=tuple(int(round(float(x) / BOARD_SCALE)) for x in v[BOARD:BOARD + len(COMPARTMENTS)]),
@@ -303,27 +367,34 @@ def decode(vector: np.ndarray, mask: np.ndarray | None = None) -> SeatView:
         dead_hand=_mask_of_plane(v[DEAD_HAND:DEAD_HAND + _C]) if v[SEES_DEAD_HAND] else None,
         dead_size=int(round(float(v[DEAD_SIZE]) / SIZE_SCALE)),
         legal=legal,
+        winner=_one_hot_index(v[WINNER:WINNER + _S]),
+        pope_holder=_one_hot_index(v[POPE_HOLDER:POPE_HOLDER + _S]),
     )
 
 
 # ---------------------------------------------------------------- incremental
-# The incremental encoder keeps one float32 buffer in ABSOLUTE seats ("state")
-# and builds an observation with a single gather ``state[index[seat]]``.  The
-# state holds, at the same offsets as the observation for the shared fields,
-# every per-seat field for all 8 absolute seats, plus a constant 0 and 1 cell
-# that padding rows and per-observer flags point at.
+# The encoder keeps one float32 buffer in ABSOLUTE seats ("state") and builds an observation with a
+# single gather ``state[index[seat]]`` (plus the observer's part of ``cannot_hold``).  The state holds,
+# at the same offsets as the observation for the shared fields, every per-seat field for all 8 absolute
+# seats, plus a constant 0 and 1 cell that padding rows and per-observer flags point at.  The
+# observation's played_by planes are stored by ABSOLUTE seat at PLAYED_BY.
 _ST_HANDS = OBS_SIZE                       # 8 × 52: hand of absolute seat s
 _ST_BAL = _ST_HANDS + _S * _C              # 8: balances by absolute seat
 _ST_SIZES = _ST_BAL + _S                   # 8: hand sizes by absolute seat
 _ST_DEALER = _ST_SIZES + _S                # 8: one-hot over absolute seats
 _ST_LEADER = _ST_DEALER + _S
 _ST_TO_ACT = _ST_LEADER + _S
-_ST_ZERO = _ST_TO_ACT + _S                 # constant 0.0
+_ST_WINNER = _ST_TO_ACT + _S
+_ST_POPE = _ST_WINNER + _S
+_ST_EXCLUDED = _ST_POPE + _S               # 8 × 52: what absolute seat s is shown not to hold (leads, settlement)
+_ST_PUBLIC = _ST_EXCLUDED + _S * _C        # 52: cards nobody holds, for all to see (played, known dead)
+_ST_ZERO = _ST_PUBLIC + _C                 # constant 0.0
 _ST_ONE = _ST_ZERO + 1                     # constant 1.0
 _ST_SIZE = _ST_ONE + 1
-# The observation's played_by planes are stored by ABSOLUTE seat at PLAYED_BY.
 
+_PACK_PLANE = _planes([PACK_MASK])[0].astype(np.float32)
 _INDEX_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
+_STATE_INDEX: dict[int, np.ndarray] = {}
 
 
 def _index(players: int, seat: int, dead_seer: int) -> np.ndarray:
@@ -340,15 +411,16 @@ def _index(players: int, seat: int, dead_seer: int) -> np.ndarray:
         if k < players:
             a = absolute(k, seat, players)
             idx[base:base + _C] = PLAYED_BY + a * _C + cards
-            idx[BALANCES + k] = _ST_BAL + a
-            idx[HAND_SIZES + k] = _ST_SIZES + a
-            idx[DEALER + k] = _ST_DEALER + a
-            idx[LEADER + k] = _ST_LEADER + a
-            idx[TO_ACT + k] = _ST_TO_ACT + a
+            idx[CANNOT_HOLD + k * _C:CANNOT_HOLD + (k + 1) * _C] = _ST_EXCLUDED + a * _C + cards
+            for part, st in ((BALANCES, _ST_BAL), (HAND_SIZES, _ST_SIZES), (DEALER, _ST_DEALER),
+                             (LEADER, _ST_LEADER), (TO_ACT, _ST_TO_ACT), (WINNER, _ST_WINNER),
+                             (POPE_HOLDER, _ST_POPE)):
+                idx[part + k] = st + a
             idx[SEATS + k] = _ST_ONE
         else:
             idx[base:base + _C] = _ST_ZERO
-            for part in (BALANCES, HAND_SIZES, DEALER, LEADER, TO_ACT, SEATS):
+            idx[CANNOT_HOLD + k * _C:CANNOT_HOLD + (k + 1) * _C] = _ST_ZERO
+            for part in (BALANCES, HAND_SIZES, DEALER, LEADER, TO_ACT, SEATS, WINNER, POPE_HOLDER):
                 idx[part + k] = _ST_ZERO
     sees = seat == dead_seer
     idx[DEAD_HAND:DEAD_HAND + _C] = DEAD_HAND + cards if sees else _ST_ZERO
@@ -358,11 +430,38 @@ def _index(players: int, seat: int, dead_seer: int) -> np.ndarray:
     return idx
 
 
+def _state_index(players: int) -> np.ndarray:
+    """Gather indices: state-vector position -> encoder state position (absolute seats)."""
+    idx = _STATE_INDEX.get(players)
+    if idx is not None:
+        return idx
+    parts = []
+    cards = np.arange(_C)
+    for name, _, length, _ in STATE_LAYOUT:
+        if name in ("hands", "played_by"):
+            base = _ST_HANDS if name == "hands" else PLAYED_BY
+            part = np.full(length, _ST_ZERO)
+            part[:players * _C] = (base + np.arange(players)[:, None] * _C + cards).reshape(-1)
+        elif name in ("balances", "hand_sizes", "dealer", "leader", "to_act", "winner", "seats"):
+            base = {"balances": _ST_BAL, "hand_sizes": _ST_SIZES, "dealer": _ST_DEALER, "leader": _ST_LEADER,
+                    "to_act": _ST_TO_ACT, "winner": _ST_WINNER}.get(name)
+            part = np.full(length, _ST_ZERO)
+            part[:players] = _ST_ONE if base is None else base + np.arange(players)
+        else:  # a field kept at the observation's own offset
+            part = _START[name] + np.arange(length)
+        parts.append(part)
+    idx = np.concatenate(parts).astype(np.intp)
+    idx.setflags(write=False)
+    _STATE_INDEX[players] = idx
+    return idx
+
+
 class Encoder:
     """Incremental observations of one deal: call ``sync()`` after cards are played, then ``observe(seat)``."""
 
     __slots__ = ("deal", "state", "_mv", "_index", "_plays", "_awards", "_payments", "_revealed",
-                 "_to_act", "_leader", "_forced", "_n")
+                 "_to_act", "_leader", "_forced", "_n", "_prev", "_succ", "_lead_rule", "_ace_high",
+                 "_seer", "_over", "_excused")
 
     def __init__(self, deal: Deal) -> None:
         seer = deal.dealer if deal.rules.dealer_sees_dead_hand else -1
@@ -374,11 +473,10 @@ class Encoder:
         """The encoder of a ``SeatView``: the view's observer is seat 0, its relative seats the table's seats."""
         self = cls.__new__(cls)
         n = view.players
-        plays = [(k, c) for k in range(n) for c in iter_cards(view.played_by[k])]
         dead = view.dead_hand if view.dead_hand is not None else 0
         hands = [view.hand | view.played_by[0]] + [0] * (n - 1)
         sizes = [view.hand_sizes[k] + view.played_by[k].bit_count() for k in range(n)]
-        self._start(_ViewDeal(view, plays), view.rules, n, view.dealer, view.turnup, dead, view.dead_size,
+        self._start(_ViewDeal(view), view.rules, n, view.dealer, view.turnup, dead, view.dead_size,
                     hands, sizes, 0 if view.dead_hand is not None else -1)
         return self
 
@@ -402,10 +500,17 @@ class Encoder:
         self.state = state
         self._mv = memoryview(state)
         self._index = [_index(n, s, seer) for s in range(n)]
+        self._seer = seer
+        self._succ = SUCCESSOR[rules.ace_high]
+        self._lead_rule = rules.lead != "any"
+        self._ace_high = rules.ace_high
+        self._excused = rules.pope_excused
         self._plays = 0
+        self._prev = -1
         self._awards = -1
         self._payments = -1
         self._revealed = 0
+        self._over = False
         self._to_act = self._leader = self._forced = -1
         self.sync()
 
@@ -416,13 +521,24 @@ class Encoder:
         plays = deal.plays
         k = self._plays
         if len(plays) != k:
+            succ, prev = self._succ, self._prev
             for seat, card in plays[k:]:
+                k += 1
                 mv[_ST_HANDS + seat * _C + card] = 0.0
                 mv[PLAYED_BY + seat * _C + card] = 1.0
+                mv[PLAY_ORDER + card] = k * ORDER_SCALE
+                mv[_ST_PUBLIC + card] = 1.0
                 mv[_ST_SIZES + seat] -= SIZE_SCALE
                 if card == POPE:
                     mv[POPE_OUT] = 0.0
-            self._plays = len(plays)
+                if prev < 0 or succ[prev] != card:  # a lead (see seat_view.history_of)
+                    mv[LED + card] = 1.0
+                    if self._lead_rule:
+                        for c in iter_cards(below_lead(card, self._ace_high)):
+                            mv[_ST_EXCLUDED + seat * _C + c] = 1.0
+                prev = card
+            self._prev = prev
+            self._plays = k
         if len(deal.awards) != self._awards or len(deal.payments) != self._payments:
             self._awards = len(deal.awards)
             self._payments = len(deal.payments)
@@ -434,6 +550,7 @@ class Encoder:
         if revealed != self._revealed:
             for card in iter_cards(revealed & ~self._revealed):
                 mv[KNOWN_DEAD + card] = 1.0
+                mv[_ST_PUBLIC + card] = 1.0
             self._revealed = revealed
         to_act = deal.to_act
         if to_act != self._to_act:
@@ -457,19 +574,54 @@ class Encoder:
                 mv[FORCED + forced] = 1.0
             self._forced = forced
         mv[LEAD_DUE] = 1.0 if forced < 0 and to_act >= 0 else 0.0
+        if not self._over and deal.winner is not None and deal.winner >= 0:
+            self._over = True
+            self._settle(deal.winner, _pope_holder(deal) if self._excused else -1)
+
+    def _settle(self, winner: int, pope_holder: int) -> None:
+        """What going out shows (R11): the winner holds nothing, an excused seat holds the 9♦, no other does."""
+        state = self.state
+        state[_ST_WINNER + winner] = 1.0
+        state[_ST_EXCLUDED + winner * _C:_ST_EXCLUDED + (winner + 1) * _C] = _PACK_PLANE
+        if pope_holder >= 0:
+            state[_ST_POPE + pope_holder] = 1.0
+        if self._excused:
+            for seat in range(self._n):
+                if seat != pope_holder:
+                    state[_ST_EXCLUDED + seat * _C + POPE] = 1.0
 
     def observe(self, seat: int) -> np.ndarray:
         """The observation of absolute ``seat`` as of the last ``sync()`` (a new float32 array)."""
-        return self.state.take(self._index[seat])
+        obs = self.state.take(self._index[seat])
+        n = self._n
+        hand = obs[HAND:HAND + _C]
+        planes = obs[CANNOT_HOLD:CANNOT_HOLD + n * _C].reshape(n, _C)
+        known = np.maximum(self.state[_ST_PUBLIC:_ST_PUBLIC + _C], hand)
+        if seat == self._seer:
+            np.maximum(known, obs[DEAD_HAND:DEAD_HAND + _C], out=known)
+        np.maximum(planes[1:], known, out=planes[1:])
+        np.subtract(_PACK_PLANE, hand, out=planes[0])
+        return obs
+
+    def state_vector(self) -> np.ndarray:
+        """The full hidden state (``STATE_LAYOUT``, absolute seats) as of the last ``sync()``."""
+        return self.state.take(_state_index(self._n))
+
+
+def _pope_holder(deal: Deal) -> int:
+    """The seat excused at the settlement for holding the 9♦, or -1."""
+    holder = deal.owner[POPE]
+    return holder if holder >= 0 else -1
 
 
 class _ViewDeal:
     """What ``Encoder.sync`` reads of a deal, taken from a ``SeatView`` (relative seats, observer = 0)."""
 
-    __slots__ = ("plays", "awards", "payments", "board", "balances", "revealed_dead", "to_act", "leader", "forced")
+    __slots__ = ("plays", "awards", "payments", "board", "balances", "revealed_dead", "to_act", "leader",
+                 "forced", "winner", "owner")
 
-    def __init__(self, view: SeatView, plays: list[tuple[int, int]]) -> None:
-        self.plays = plays
+    def __init__(self, view: SeatView) -> None:
+        self.plays = [(seat, card) for seat, card, _ in view.history]
         self.awards: tuple[()] = ()
         self.payments: tuple[()] = ()
         self.board = view.board
@@ -478,3 +630,5 @@ class _ViewDeal:
         self.to_act = view.to_act
         self.leader = view.leader
         self.forced = view.forced
+        self.winner = view.winner if view.winner >= 0 else None
+        self.owner = {POPE: view.pope_holder}

@@ -118,8 +118,8 @@ def test_import_and_registry() -> None:
     made = pettingzoo.make("aec", ENV_ID, players=5, rules="victorian")
     made.reset(seed=1)
     assert made.unwrapped.players == 5 and made.unwrapped.rules == VICTORIAN
-    assert str(made.unwrapped) == ENV_NAME == raw_env.metadata["name"] == "pope_joan_v1"
-    assert pettingzoo.make("aec", "popejoan/pope_joan_v1").unwrapped.players == 4
+    assert str(made.unwrapped) == ENV_NAME == raw_env.metadata["name"] == "pope_joan_v2"
+    assert pettingzoo.make("aec", "popejoan/pope_joan_v2").unwrapped.players == 4
     assert set(raw_env.metadata["render_modes"]) == {"human", "ansi"}
 
 
@@ -503,3 +503,63 @@ def test_human_mode_prints(capsys: pytest.CaptureFixture[str]) -> None:
     e.step(e.deal.legal_actions()[0])
     out = capsys.readouterr().out
     assert "Board:" in out and out.count("Turn-up") == 2
+
+
+# ------------------------------------------------------------------ v2: state() for centralised critics
+@pytest.mark.parametrize("players", [3, 4, 8])
+@pytest.mark.parametrize("rules", ["modern", "victorian"])
+def test_state_passes_pettingzoo_state_checks(rules: str, players: int) -> None:
+    from pettingzoo.test.state_test import test_state, test_state_space
+
+    e = env(players=players, rules=rules)
+    test_state_space(e)
+    test_state(e, num_cycles=10)
+    e = raw_env(players=players, rules=rules)
+    e.reset(seed=3)
+    for agent in e.agent_iter():
+        obs, _, terminated, truncated, _ = e.last()
+        assert e.state_space.contains(e.state()) and e.state().dtype == np.float32
+        e.step(None if terminated or truncated else int(np.flatnonzero(obs["action_mask"])[0]))
+
+
+def test_state_is_the_full_hidden_state() -> None:
+    from popejoan_env.observation import STATE_LAYOUT
+
+    start = {name: (s, n) for name, s, n, _ in STATE_LAYOUT}
+    record = next(r for r in golden() if r["case"] == "matrimony_won")
+    a, b = raw_env(players=4), raw_env(players=4)
+    a.reset(options=options_of(record))
+    hands = [list(h) for h in record["hands"]]
+    hands[1][0], hands[2][0] = hands[2][0], hands[1][0]      # two hidden cards change places
+    b.reset(options={**options_of(record), "deal": {**options_of(record)["deal"], "hands": hands}})
+    sa, sb = a.state(), b.state()
+    s, n = start["hands"]
+    for seat in range(4):
+        plane = sa[s + seat * 52:s + (seat + 1) * 52]
+        assert sorted(np.flatnonzero(plane).tolist()) == sorted(parse_card(c) for c in record["hands"][seat])
+    assert not np.array_equal(sa, sb)            # the state sees hidden cards ...
+    observer = next(k for k in range(4) if k not in (1, 2))
+    assert np.array_equal(a.observe(f"player_{observer}")["observation"],
+                          b.observe(f"player_{observer}")["observation"])   # ... an observation does not
+
+
+def test_no_player_reads_the_state() -> None:
+    """Every player plays a whole deal in an env whose state() refuses to be read."""
+    from popejoan_env.players import SCRIPTED, make_player
+
+    class NoState(raw_env):
+        def state(self):  # type: ignore[override]
+            raise AssertionError("a player read the oracle state")
+
+    e = NoState(players=4, auto_forced=True)
+    players = {a: make_player(name if name != "pimc" else "pimc:samples=4", seed=i)
+               for i, (a, name) in enumerate(zip(e.possible_agents, SCRIPTED))}
+    e.reset(seed=5)
+    for agent in e.agent_iter():
+        obs, _, terminated, truncated, _ = e.last()
+        e.step(None if terminated or truncated else players[agent].act(e.seat_view(agent)))
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "popejoan_env" / "players"
+    for path in root.glob("*.py"):
+        assert ".state(" not in path.read_text() and "state_vector" not in path.read_text(), path

@@ -4,7 +4,7 @@ The layers, lowest first (README "Architecture"):
 
 0. vocabulary: ``errors``, ``cards``, ``checks``, ``seats``, ``rules``, ``files``
 1. the game: ``engine``
-2. around a deal: ``session``, ``seat_view``, ``record``, ``render``
+2. around a deal: ``session``, ``seat_view``, ``record``, ``render``, ``inference``
 3. numpy: ``observation``
 4. players: ``players/*``
 5. adapters: ``aec`` (PettingZoo), ``opponents`` and ``gym_env`` (Gymnasium), ``wrappers`` (old alias)
@@ -26,7 +26,7 @@ PACKAGE = ROOT / "popejoan_env"
 LAYERS: list[set[str]] = [
     {"errors", "cards", "checks", "seats", "rules", "files"},
     {"engine"},
-    {"session", "seat_view", "record", "render"},
+    {"session", "seat_view", "record", "render", "inference"},
     {"observation"},
     {"players"},
     {"aec", "opponents", "gym_env", "wrappers"},

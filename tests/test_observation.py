@@ -44,12 +44,12 @@ def random_positions(rules: Rules, players: int, rng: np.random.Generator, deals
 
 
 def test_layout_is_contiguous_and_documented() -> None:
-    assert OBS_VERSION == 1
+    assert OBS_VERSION == 2
     start = 0
     for name, row_start, length, text in LAYOUT:
         assert row_start == start and length > 0 and text, name
         start += length
-    assert start == OBS_SIZE == 749
+    assert start == OBS_SIZE == 1285
     assert layout_table() in obs_module.__doc__
     assert f"OBS_SIZE = {OBS_SIZE}" in obs_module.__doc__
 
@@ -230,3 +230,89 @@ def test_nothing_hidden_leaks(name: str) -> None:
                     assert np.array_equal(Encoder(other).observe(seat), vector)
                     break
     assert checked >= 0.9 * positions and changed >= 0.8 * checked
+
+
+# ----------------------------------------------------------------- v2: the public history
+def test_the_history_reads_back_exactly_from_the_vector() -> None:
+    """Ordered plays, their seats and which were leads, decoded from the vector = the deal's record."""
+    from popejoan_env.observation import LED, PLAY_ORDER, PLAYED_BY
+    from popejoan_env.seats import absolute
+
+    rng = np.random.default_rng(99)
+    positions = 0
+    for name in sorted(VARIANTS):
+        for players in range(3, 9):
+            for deal in random_positions(VARIANTS[name], players, rng, deals=12):
+                seat = int(rng.integers(players))
+                v = encode(deal, seat)
+                order = np.rint(v[PLAY_ORDER:PLAY_ORDER + 52] * 64).astype(int)
+                cards = sorted(np.flatnonzero(order), key=lambda c: order[c])
+                seats = [absolute(int(np.flatnonzero(v[PLAYED_BY + c::52][:players])[0]), seat, players)
+                         for c in cards]
+                assert list(zip(seats, cards)) == deal.plays
+                succ = deal._succ
+                leads = [i == 0 or succ[cards[i - 1]] != c for i, c in enumerate(cards)]
+                assert [bool(v[LED + c]) for c in cards] == leads
+                assert decode(v).history == seat_view(deal, seat).history
+                positions += 1
+    assert positions > 2000
+
+
+def test_a_different_order_of_leads_is_a_different_observation() -> None:
+    """v1 could not tell these apart: the same cards played by the same seats, in another order."""
+    from conftest import make_deal
+
+    first = make_deal(["2C 5H 9S", "4D JD", "KS QS"], turnup="QD", dealer=2)
+    second = make_deal(["2C 5H 9S", "4D JD", "KS QS"], turnup="QD", dealer=2)
+    first.play("2C")
+    first.play("5H")
+    second.play("5H")
+    second.play("2C")
+    assert first.plays != second.plays and first.played_mask == second.played_mask
+    assert first.revealed_dead == second.revealed_dead and first.to_act == second.to_act == 0
+    for seat in range(3):
+        assert not np.array_equal(encode(first, seat), encode(second, seat))
+        assert decode(encode(first, seat)).history != decode(encode(second, seat)).history
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_every_consistent_resampling_leaves_the_observation_unchanged(name: str) -> None:
+    """Worlds drawn by the search's sampler (lead constraints included) replay the same plays legally and
+    look the same to the seat: its observation and mask do not change."""
+    from popejoan_env.players.worlds import WorldSampler
+    from popejoan_env.seats import absolute
+
+    rules = VARIANTS[name]
+    rng = np.random.default_rng(7)
+    checked = 0
+    for players in range(3, 9):
+        for _ in range(6):
+            deal = Deal.new(rules, players, int(rng.integers(players)), rng, balances=[48] * players)
+            for _ in range(int(rng.integers(0, 30))):
+                if deal.done:
+                    break
+                legal = deal.legal_actions()
+                deal.play(legal[int(rng.integers(len(legal)))])
+            if deal.done:
+                continue
+            for seat in range(players):
+                view = seat_view(deal, seat)
+                sampler = WorldSampler(view)
+                vector, mask = encode(deal, seat), action_mask(deal, seat)
+                for _ in range(5):
+                    world = sampler.sample(rng)
+                    hands = [0] * players
+                    for k in range(players):
+                        hands[absolute(k, seat, players)] = world.hands[k]
+                    for s, card in deal.plays:
+                        hands[s] |= 1 << card
+                    dead = [c for c in world.dead]
+                    other = Deal.from_cards([cards_of(h) for h in hands], dead, deal.dealer, rules,
+                                            deal.board_before, deal.balances_before)
+                    for s, card in deal.plays:
+                        assert other.to_act == s
+                        other.play(card)       # legal in every sampled world
+                    assert np.array_equal(encode(other, seat), vector)
+                    assert np.array_equal(action_mask(other, seat), mask)
+                    checked += 1
+    assert checked > 500

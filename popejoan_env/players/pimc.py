@@ -10,7 +10,7 @@ from popejoan_env.engine import SUCCESSOR, Deal
 from popejoan_env.players.base import ScriptedPlayer, UnknownPlayerError
 from popejoan_env.players.stops import PREDECESSOR, lead_candidates, order_in_suit
 from popejoan_env.players.stops_first import stops_first_key
-from popejoan_env.players.worlds import WorldSampler
+from popejoan_env.players.worlds import SAMPLERS, WorldSampler
 from popejoan_env.seat_view import SeatView
 
 DEFAULT_SAMPLES = 32
@@ -74,29 +74,37 @@ def rollout(deal: Deal, rng: np.random.Generator | None = None) -> None:
 
 
 class PimcPlayer(ScriptedPlayer):
-    """``pimc``: samples ``samples`` worlds consistent with what it has seen (the unseen cards dealt
-    at random into the other hands, with their known sizes, and the unseen part of the dead hand),
-    plays each candidate lead out in every world with a fast rollout policy for all seats
-    (``greedy_lead``: ``stops_first`` with the world's cards in view), and leads the card with the
-    best average counters for itself.  The same worlds serve every candidate (common random
-    numbers), ties go to the ``stops_first`` order.  Parameters: ``samples`` (default 32),
-    ``rollout`` (``greedy`` or ``random``).
+    """``pimc``: samples ``samples`` worlds consistent with everything the seat knows (the unseen cards
+    placed into the other hands, with their known sizes, and the unseen part of the dead hand, never
+    where ``inference.cannot_hold`` rules a card out: see ``worlds.WorldSampler``), plays each
+    candidate lead out in every world with a fast rollout policy for all seats (``greedy_lead``:
+    ``stops_first`` with the world's cards in view), and leads the card with the best average
+    counters for itself.  The same worlds serve every candidate (common random numbers), ties go to
+    the ``stops_first`` order.  Parameters: ``samples`` (default 32), ``rollout`` (``greedy`` or
+    ``random``), ``sampler`` (``consistent``, the default, or ``uniform``: the old sampler that
+    ignores what leads and the settlement reveal).
     """
 
     name = "pimc"
 
-    def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, rollout: str = "greedy") -> None:
+    def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, rollout: str = "greedy",
+                 sampler: str = "consistent") -> None:
         if as_int(samples) is None or samples < 1:
             raise UnknownPlayerError(f"pimc: samples must be a positive integer, got {samples!r}")
         if rollout not in ("greedy", "random"):
             raise UnknownPlayerError(f"pimc: rollout must be 'greedy' or 'random', got {rollout!r}")
+        if sampler not in SAMPLERS:
+            raise UnknownPlayerError(f"pimc: sampler must be one of {list(SAMPLERS)}, got {sampler!r}")
         self.samples = samples
         self.rollout = rollout
+        self.sampler = sampler
         params = []
         if samples != DEFAULT_SAMPLES:
             params.append(f"samples={samples}")
         if rollout != "greedy":
             params.append(f"rollout={rollout}")
+        if sampler != "consistent":
+            params.append(f"sampler={sampler}")
         self.name = "pimc" + (":" + ",".join(params) if params else "")
         super().__init__(seed)
 
@@ -111,7 +119,7 @@ class PimcPlayer(ScriptedPlayer):
 
     def evaluate(self, view: SeatView, candidates: list[int]) -> list[int]:
         """Total counters the observer gains over the sampled worlds, per candidate lead."""
-        sampler = WorldSampler(view)
+        sampler = WorldSampler(view, self.sampler)
         rng = self.rng
         rollout_rng = rng if self.rollout == "random" else None
         totals = [0] * len(candidates)

@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 from popejoan_env.cards import CardMask, iter_cards
 from popejoan_env.engine import PREDECESSOR, SUCCESSOR
+from popejoan_env.inference import must_be_dead
 from popejoan_env.seat_view import SeatView
 
 __all__ = ["PREDECESSOR", "SUCCESSOR", "Run", "gone", "lead_candidates", "order_in_suit", "orphans", "run_from"]
@@ -46,9 +47,11 @@ class Run(NamedTuple):
 
 
 def gone(view: SeatView) -> CardMask:
-    """Cards nobody can play any more: played, or known to be in the dead hand."""
+    """Cards nobody can play any more: played, known to be in the dead hand, or held by no seat at all
+    (``inference.must_be_dead``: e.g. the cards below a lead under ``lowest_of_suit`` that the observer
+    cannot see and no other seat can hold)."""
     dead = view.dead_hand if view.dead_hand is not None else view.known_dead
-    return view.played | dead
+    return view.played | dead | must_be_dead(view)
 
 
 def run_from(lead: int, hand: CardMask, gone: CardMask, successor: tuple[int, ...]) -> Run:

@@ -1,0 +1,115 @@
+"""The search's possible worlds: consistent with everything the seat knows, and how close to uniform."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from popejoan_env import MODERN, VICTORIAN, Deal, Rules
+from popejoan_env.cards import cards_of
+from popejoan_env.errors import InvalidDealError
+from popejoan_env.inference import cannot_hold
+from popejoan_env.players.worlds import WorldSampler, place
+from popejoan_env.seat_view import seat_view
+
+from conftest import make_deal
+
+RULES = [MODERN, VICTORIAN, Rules(ace_high=True, dealer_sees_dead_hand=True)]
+
+
+def positions(rules: Rules, seed: int, count: int):
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        players = 3 + i % 6
+        deal = Deal.new(rules, players, i % players, rng)
+        for _ in range(int(rng.integers(0, 35))):
+            if deal.done:
+                break
+            legal = deal.legal_actions()
+            deal.play(legal[int(rng.integers(len(legal)))])
+        if not deal.done:
+            yield deal
+
+
+@pytest.mark.parametrize("rules", RULES, ids=["modern", "victorian", "ace_high_dealer_sees"])
+def test_every_world_respects_what_the_seat_knows(rules: Rules) -> None:
+    rng = np.random.default_rng(1)
+    for deal in positions(rules, 3, 150):
+        seat = int(rng.integers(deal.players))
+        view = seat_view(deal, seat)
+        excluded = cannot_hold(view)
+        sampler = WorldSampler(view)
+        for _ in range(4):
+            world = sampler.sample(rng)
+            assert world.hands[0] == view.hand and world.hand_sizes == list(view.hand_sizes)
+            for k in range(1, deal.players):
+                assert not world.hands[k] & excluded[k], (k, cards_of(world.hands[k] & excluded[k]))
+            assert world.dead_mask & view.known_dead == view.known_dead
+            if view.forced >= 0:
+                assert (world.hands[view.to_act] >> view.forced) & 1
+            if view.to_act == 0:
+                assert world.legal_actions() == list(view.legal)
+
+
+def test_the_uniform_sampler_is_still_there_and_ignores_the_inference() -> None:
+    deal = make_deal(["6S 9S KH 2C", "2S 3C 4D", "7S 4C 5D"], turnup="QD", dealer=2)
+    deal.play("6S")
+    deal.advance(lone_leads=False)
+    view = seat_view(deal, 1)
+    rng = np.random.default_rng(0)
+    leader_cards = Counter()
+    for _ in range(400):
+        world = WorldSampler(view, "uniform").sample(rng)
+        leader_cards.update(cards_of(world.hands[2]))
+    low_spades = {c for c in cards_of(cannot_hold(view)[2]) if c // 13 == 3 and c % 13 < 5}
+    assert any(leader_cards[c] for c in low_spades)      # the old sampler gives the leader impossible cards
+    with pytest.raises(InvalidDealError, match="sampler"):
+        WorldSampler(view, "magic")
+
+
+def exact_placements(order, room) -> list[tuple[int, ...]]:
+    """Every placement of the cards into the slots (brute force, small instances)."""
+    out = []
+    for slots in itertools.product(*[p for _, p in order]):
+        counts = Counter(slots)
+        if all(counts[s] == room[s] for s in range(len(room))):
+            masks = [0] * len(room)
+            for (card, _), s in zip(order, slots):
+                masks[s] |= 1 << card
+            out.append(tuple(masks))
+    return out
+
+
+INSTANCES = {
+    # one group of constrained cards: the sequential placement is exactly uniform
+    "one_constraint": ([(0, (1, 2)), (1, (1, 2)), (2, (0, 1, 2)), (3, (0, 1, 2)), (4, (0, 1, 2)), (5, (0, 1, 2))],
+                       [2, 2, 2]),
+    # two leaders' exclusions overlapping, as after leads in two suits by two seats
+    "overlapping": ([(0, (2,)), (1, (1, 2)), (2, (0, 2)), (3, (0, 1, 2)), (4, (0, 1, 2)), (5, (0, 1, 2)),
+                     (6, (0, 1, 2))], [2, 2, 3]),
+    "tight_room": ([(0, (0, 3)), (1, (0, 3)), (2, (1, 3)), (3, (1, 3)), (4, (0, 1, 2, 3)), (5, (0, 1, 2, 3)),
+                    (6, (0, 1, 2, 3)), (7, (0, 1, 2, 3))], [2, 2, 2, 2]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INSTANCES))
+def test_distance_from_the_exact_uniform_distribution(name: str) -> None:
+    """The bias the worlds docstring speaks of, measured: total variation distance to exact uniform."""
+    order, room = INSTANCES[name]
+    worlds = exact_placements(order, room)
+    every = tuple(range(len(room)))
+    constrained = [(c, p) for c, p in order if p != every]
+    free = [c for c, p in order if p == every]
+    rng = np.random.default_rng(5)
+    draws = 40_000
+    seen = Counter(tuple(place(constrained, room, rng, free)) for _ in range(draws))
+    assert set(seen) <= set(worlds)       # every placement respects the constraints and the room
+    tv = 0.5 * sum(abs(seen[w] / draws - 1 / len(worlds)) for w in worlds)
+    print(f"{name}: {len(worlds)} placements, total variation distance {tv:.3f}")
+    noise = 0.5 * sum(np.sqrt(1 / len(worlds) / draws) for _ in worlds)   # ~ what sampling alone gives
+    if name == "one_constraint":
+        assert tv < 2 * noise + 0.01
+    assert tv < 0.2
