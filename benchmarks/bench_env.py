@@ -103,17 +103,17 @@ def ours(quick: bool) -> dict[str, Callable[[], Any]]:
     from popejoan_env.aec import env, raw_env
 
     rows: dict[str, Callable[[], Any]] = {
-        "pope_joan_v1 raw_env (4p modern)": lambda: raw_env(players=4, rules="modern"),
-        "pope_joan_v1 env() (4p modern)": lambda: env(players=4, rules="modern"),
+        "pope_joan_v2 raw_env (4p modern)": lambda: raw_env(players=4, rules="modern"),
+        "pope_joan_v2 env() (4p modern)": lambda: env(players=4, rules="modern"),
     }
     if not quick:
         rows.update({
-            "pope_joan_v1 raw_env (4p victorian)": lambda: raw_env(players=4, rules="victorian"),
-            "pope_joan_v1 raw_env (3p modern)": lambda: raw_env(players=3, rules="modern"),
-            "pope_joan_v1 raw_env (8p modern)": lambda: raw_env(players=8, rules="modern"),
-            "pope_joan_v1 raw_env (4p modern, auto_forced)": lambda: raw_env(players=4, auto_forced=True),
-            "pope_joan_v1 env() (4p modern, auto_forced)": lambda: env(players=4, auto_forced=True),
-            "pope_joan_v1 raw_env (4p modern, deals=8)": lambda: raw_env(players=4, deals=8),
+            "pope_joan_v2 raw_env (4p victorian)": lambda: raw_env(players=4, rules="victorian"),
+            "pope_joan_v2 raw_env (3p modern)": lambda: raw_env(players=3, rules="modern"),
+            "pope_joan_v2 raw_env (8p modern)": lambda: raw_env(players=8, rules="modern"),
+            "pope_joan_v2 raw_env (4p modern, auto_forced)": lambda: raw_env(players=4, auto_forced=True),
+            "pope_joan_v2 env() (4p modern, auto_forced)": lambda: env(players=4, auto_forced=True),
+            "pope_joan_v2 raw_env (4p modern, deals=8)": lambda: raw_env(players=4, deals=8),
         })
     return rows
 
@@ -130,8 +130,8 @@ def main(argv: list[str] | None = None) -> int:
 
     mine, others = ours(args.quick), peers()
     # The compared rows run next to each other in every round; the extra rows after them.
-    key = ["pope_joan_v1 raw_env (4p modern)", "tictactoe_v3 raw_env", "connect_four_v3 raw_env",
-           "pope_joan_v1 env() (4p modern)", "tictactoe_v3 env()", "connect_four_v3 env()"]
+    key = ["pope_joan_v2 raw_env (4p modern)", "tictactoe_v3 raw_env", "connect_four_v3 raw_env",
+           "pope_joan_v2 env() (4p modern)", "tictactoe_v3 env()", "connect_four_v3 env()"]
     everything = {**mine, **others}
     rows = {name: everything[name] for name in key if name in everything}
     rows.update({name: make for name, make in everything.items() if name not in rows})
@@ -158,10 +158,10 @@ def main(argv: list[str] | None = None) -> int:
         return None
 
     ratios = {
-        "ours raw / tictactoe raw": ratio("pope_joan_v1 raw_env (4p modern)", "tictactoe_v3 raw_env"),
-        "ours raw / connect_four raw": ratio("pope_joan_v1 raw_env (4p modern)", "connect_four_v3 raw_env"),
-        "ours env() / tictactoe env()": ratio("pope_joan_v1 env() (4p modern)", "tictactoe_v3 env()"),
-        "ours env() / connect_four env()": ratio("pope_joan_v1 env() (4p modern)", "connect_four_v3 env()"),
+        "ours raw / tictactoe raw": ratio("pope_joan_v2 raw_env (4p modern)", "tictactoe_v3 raw_env"),
+        "ours raw / connect_four raw": ratio("pope_joan_v2 raw_env (4p modern)", "connect_four_v3 raw_env"),
+        "ours env() / tictactoe env()": ratio("pope_joan_v2 env() (4p modern)", "tictactoe_v3 env()"),
+        "ours env() / connect_four env()": ratio("pope_joan_v2 env() (4p modern)", "connect_four_v3 env()"),
     }
     print()
     for name, value in ratios.items():

@@ -86,7 +86,7 @@ zero for every agent but the one to act, and all zero once the episode is over.
 | rules | 844 | 9 | rule flags: lead=any, deal=equal, deal=all_round, deal=fixed_stock, pope_turnup=ends_deal, pair_split=halves, ace_high, pope_excused, dealer_sees_dead_hand |
 | winner | 853 | 8 | one-hot: relative seat that went out (all 0 while the deal goes on) |
 | pope_holder | 861 | 8 | one-hot: relative seat the settlement showed to hold the 9♦ (excused, R11) |
-| cannot_hold | 869 | 416 | 8 planes of 52: cards relative seat 0..7 certainly does not hold (inference.cannot_hold: known cards, leads, settlement) |
+| inferred | 869 | 416 | 8 planes of 52: cards relative seat 0..7 is inferred not to hold, beyond the cards played and known dead (inference.inferred: its leads, the settlement) |
 
 Balances start at `rules.start_counters` (48) every episode.
 
@@ -195,8 +195,8 @@ reads it, and an agent that acts on it cheats.
 
 * v2: the observation holds everything the seat knows (layout version 2): the public history (the order
   of the cards played and which were leads, `play_order` and `led`), who went out and who the settlement
-  showed holding the 9♦, and the inference planes `cannot_hold` (what each relative seat certainly does
-  not hold: leads under `lowest_of_suit`, the settlement). `state()` and `state_space` added.
+  showed holding the 9♦, and the inference planes `inferred` (what the table can infer each relative seat
+  does not hold: leads under `lowest_of_suit`, the settlement). `state()` and `state_space` added.
 * v1: first release (observation layout version 1).
 """
 

@@ -1,13 +1,15 @@
 """What each seat cannot hold, inferred from everything a seat knows (stdlib only).
 
-``cannot_hold(view)`` is the one statement of the inference: the observation
-encodes it (its ``cannot_hold`` planes), the search samples worlds that respect
-it, and the scripted players read it.  For every relative seat ``k`` it gives
-the cards ``k`` certainly does not hold now:
+``inferred(view)`` is the one statement of the inference: what the table can
+infer each seat does not hold beyond the cards everyone sees; the observation
+encodes it (its ``inferred`` planes), and ``cannot_hold(view)`` adds the cards
+seen (played, known dead, the observer's own) for the search, which samples
+worlds that respect it, and the scripted players.  For every relative seat
+``k`` ``cannot_hold`` gives the cards ``k`` certainly does not hold now:
 
-* every card played, every dead card the observer knows (the turn-up, the
-  successors stops revealed, the whole dead hand when it may see it) and, for
-  the other seats, the observer's own cards;
+* every card played and every dead card shown to all (the turn-up, the
+  successors stops revealed); and, as the observer knows it, its own cards and
+  the whole dead hand when it may see it;
 * **leads** under ``lead="lowest_of_suit"`` (R7): a seat that led ``c`` held no
   card of ``c``'s suit below it, and hands never gain cards, so it holds none
   of them for the rest of the deal.  Under ``ace_high`` the Ace ranks above
@@ -56,23 +58,28 @@ def lead_exclusions(view: SeatView) -> list[CardMask]:
     return out
 
 
-def cannot_hold(view: SeatView) -> tuple[CardMask, ...]:
-    """Per relative seat (0 = the observer), the cards it certainly does not hold now."""
-    seen_dead = view.dead_hand if view.dead_hand is not None else view.known_dead
-    public = view.played | seen_dead
-    others = public | view.hand
+def inferred(view: SeatView) -> tuple[CardMask, ...]:
+    """Per relative seat, the cards everyone at the table can infer it does not hold, beyond the cards
+    played and the dead cards shown to all: from its leads, from the settlement, and every card for a seat
+    with none left.  This is what the observation's ``inferred`` planes hold."""
     pope = 1 << POPE
     excused_known = view.winner >= 0 and view.rules.pope_excused
-    out = [PACK_MASK & ~view.hand]
-    for k, excluded in enumerate(lead_exclusions(view)[1:], 1):
+    out = []
+    for k, excluded in enumerate(lead_exclusions(view)):
         if view.hand_sizes[k] == 0:
             out.append(PACK_MASK)
             continue
-        mask = others | excluded
         if excused_known and k != view.pope_holder:
-            mask |= pope
-        out.append(mask & PACK_MASK)
+            excluded |= pope
+        out.append(excluded & PACK_MASK)
     return tuple(out)
+
+
+def cannot_hold(view: SeatView) -> tuple[CardMask, ...]:
+    """Per relative seat (0 = the observer), the cards it certainly does not hold now, as the observer knows
+    it: the cards played, the dead cards it knows, its own cards, and what ``inferred`` adds."""
+    known = view.played | (view.dead_hand if view.dead_hand is not None else view.known_dead) | view.hand
+    return (PACK_MASK & ~view.hand,) + tuple((mask | known) & PACK_MASK for mask in inferred(view)[1:])
 
 
 def must_be_dead(view: SeatView) -> CardMask:

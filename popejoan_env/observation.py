@@ -39,13 +39,14 @@ the 8♦, is always 0).
 | rules | 844 | 9 | rule flags: lead=any, deal=equal, deal=all_round, deal=fixed_stock, pope_turnup=ends_deal, pair_split=halves, ace_high, pope_excused, dealer_sees_dead_hand |
 | winner | 853 | 8 | one-hot: relative seat that went out (all 0 while the deal goes on) |
 | pope_holder | 861 | 8 | one-hot: relative seat the settlement showed to hold the 9♦ (excused, R11) |
-| cannot_hold | 869 | 416 | 8 planes of 52: cards relative seat 0..7 certainly does not hold (inference.cannot_hold: known cards, leads, settlement) |
+| inferred | 869 | 416 | 8 planes of 52: cards relative seat 0..7 is inferred not to hold, beyond the cards played and known dead (inference.inferred: its leads, the settlement) |
 
 The public history reads back exactly: the cards played are those with a
 non-zero ``play_order`` (their order), ``played_by`` says who played each and
 ``led`` which were leads; stops and their causes follow from it
-(``SeatView.stops``).  ``cannot_hold`` is ``inference.cannot_hold`` of the
-view, row ``k`` for relative seat ``k``.
+(``SeatView.stops``).  ``inferred`` is ``inference.inferred`` of the
+view (what the table can infer beyond the cards it sees), row ``k`` for relative
+seat ``k``; with the cards it sees the observer knows more (``inference.cannot_hold``).
 
 ``decode`` rebuilds ``SeatView.rules`` from the rule flags; the options that
 do not change play as seen by a seat (``dressing``, ``start_counters``,
@@ -90,7 +91,7 @@ from popejoan_env.seats import absolute
 
 OBS_VERSION: int = 2
 """Version of the layout below; bumped whenever the layout or its meaning changes (v1 → v2: the public
-history, ``winner``/``pope_holder`` and the ``cannot_hold`` inference planes)."""
+history, ``winner``/``pope_holder`` and the ``inferred`` planes)."""
 
 MAX_SEATS = MAX_PLAYERS
 """Seat rows in the observation: tables of fewer players are padded with zeros."""
@@ -145,8 +146,8 @@ _FIELDS: tuple[tuple[str, int, str], ...] = (
         f"{k}={v}" if isinstance(v, str) else k for k, v in RULE_FLAGS)),
     ("winner", _S, "one-hot: relative seat that went out (all 0 while the deal goes on)"),
     ("pope_holder", _S, "one-hot: relative seat the settlement showed to hold the 9♦ (excused, R11)"),
-    ("cannot_hold", _S * _C, "8 planes of 52: cards relative seat 0..7 certainly does not hold "
-                             "(inference.cannot_hold: known cards, leads, settlement)"),
+    ("inferred", _S * _C, "8 planes of 52: cards relative seat 0..7 is inferred not to hold, beyond the cards "
+                          "played and known dead (inference.inferred: its leads, the settlement)"),
 )
 
 
@@ -187,7 +188,7 @@ SEATS = _START["seats"]
 RULES = _START["rules"]
 WINNER = _START["winner"]
 POPE_HOLDER = _START["pope_holder"]
-CANNOT_HOLD = _START["cannot_hold"]
+INFERRED = _START["inferred"]
 
 _STATE_FIELDS: tuple[tuple[str, int, str], ...] = (
     ("hands", _S * _C, "8 planes of 52: the cards each seat 0..7 holds now"),
@@ -374,7 +375,7 @@ def decode(vector: np.ndarray, mask: np.ndarray | None = None) -> SeatView:
 
 # ---------------------------------------------------------------- incremental
 # The encoder keeps one float32 buffer in ABSOLUTE seats ("state") and builds an observation with a
-# single gather ``state[index[seat]]`` (plus the observer's part of ``cannot_hold``).  The state holds,
+# single gather ``state[index[seat]]``.  The state holds,
 # at the same offsets as the observation for the shared fields, every per-seat field for all 8 absolute
 # seats, plus a constant 0 and 1 cell that padding rows and per-observer flags point at.  The
 # observation's played_by planes are stored by ABSOLUTE seat at PLAYED_BY.
@@ -386,9 +387,8 @@ _ST_LEADER = _ST_DEALER + _S
 _ST_TO_ACT = _ST_LEADER + _S
 _ST_WINNER = _ST_TO_ACT + _S
 _ST_POPE = _ST_WINNER + _S
-_ST_EXCLUDED = _ST_POPE + _S               # 8 × 52: what absolute seat s is shown not to hold (leads, settlement)
-_ST_PUBLIC = _ST_EXCLUDED + _S * _C        # 52: cards nobody holds, for all to see (played, known dead)
-_ST_ZERO = _ST_PUBLIC + _C                 # constant 0.0
+_ST_EXCLUDED = _ST_POPE + _S               # 8 × 52: what absolute seat s is inferred not to hold (inference.inferred)
+_ST_ZERO = _ST_EXCLUDED + _S * _C          # constant 0.0
 _ST_ONE = _ST_ZERO + 1                     # constant 1.0
 _ST_SIZE = _ST_ONE + 1
 
@@ -411,7 +411,7 @@ def _index(players: int, seat: int, dead_seer: int) -> np.ndarray:
         if k < players:
             a = absolute(k, seat, players)
             idx[base:base + _C] = PLAYED_BY + a * _C + cards
-            idx[CANNOT_HOLD + k * _C:CANNOT_HOLD + (k + 1) * _C] = _ST_EXCLUDED + a * _C + cards
+            idx[INFERRED + k * _C:INFERRED + (k + 1) * _C] = _ST_EXCLUDED + a * _C + cards
             for part, st in ((BALANCES, _ST_BAL), (HAND_SIZES, _ST_SIZES), (DEALER, _ST_DEALER),
                              (LEADER, _ST_LEADER), (TO_ACT, _ST_TO_ACT), (WINNER, _ST_WINNER),
                              (POPE_HOLDER, _ST_POPE)):
@@ -419,7 +419,7 @@ def _index(players: int, seat: int, dead_seer: int) -> np.ndarray:
             idx[SEATS + k] = _ST_ONE
         else:
             idx[base:base + _C] = _ST_ZERO
-            idx[CANNOT_HOLD + k * _C:CANNOT_HOLD + (k + 1) * _C] = _ST_ZERO
+            idx[INFERRED + k * _C:INFERRED + (k + 1) * _C] = _ST_ZERO
             for part in (BALANCES, HAND_SIZES, DEALER, LEADER, TO_ACT, SEATS, WINNER, POPE_HOLDER):
                 idx[part + k] = _ST_ZERO
     sees = seat == dead_seer
@@ -461,7 +461,7 @@ class Encoder:
 
     __slots__ = ("deal", "state", "_mv", "_index", "_plays", "_awards", "_payments", "_revealed",
                  "_to_act", "_leader", "_forced", "_n", "_prev", "_succ", "_lead_rule", "_ace_high",
-                 "_seer", "_over", "_excused")
+                 "_over", "_excused")
 
     def __init__(self, deal: Deal) -> None:
         seer = deal.dealer if deal.rules.dealer_sees_dead_hand else -1
@@ -500,7 +500,6 @@ class Encoder:
         self.state = state
         self._mv = memoryview(state)
         self._index = [_index(n, s, seer) for s in range(n)]
-        self._seer = seer
         self._succ = SUCCESSOR[rules.ace_high]
         self._lead_rule = rules.lead != "any"
         self._ace_high = rules.ace_high
@@ -527,7 +526,6 @@ class Encoder:
                 mv[_ST_HANDS + seat * _C + card] = 0.0
                 mv[PLAYED_BY + seat * _C + card] = 1.0
                 mv[PLAY_ORDER + card] = k * ORDER_SCALE
-                mv[_ST_PUBLIC + card] = 1.0
                 mv[_ST_SIZES + seat] -= SIZE_SCALE
                 if card == POPE:
                     mv[POPE_OUT] = 0.0
@@ -550,7 +548,6 @@ class Encoder:
         if revealed != self._revealed:
             for card in iter_cards(revealed & ~self._revealed):
                 mv[KNOWN_DEAD + card] = 1.0
-                mv[_ST_PUBLIC + card] = 1.0
             self._revealed = revealed
         to_act = deal.to_act
         if to_act != self._to_act:
@@ -592,16 +589,7 @@ class Encoder:
 
     def observe(self, seat: int) -> np.ndarray:
         """The observation of absolute ``seat`` as of the last ``sync()`` (a new float32 array)."""
-        obs = self.state.take(self._index[seat])
-        n = self._n
-        hand = obs[HAND:HAND + _C]
-        planes = obs[CANNOT_HOLD:CANNOT_HOLD + n * _C].reshape(n, _C)
-        known = np.maximum(self.state[_ST_PUBLIC:_ST_PUBLIC + _C], hand)
-        if seat == self._seer:
-            np.maximum(known, obs[DEAD_HAND:DEAD_HAND + _C], out=known)
-        np.maximum(planes[1:], known, out=planes[1:])
-        np.subtract(_PACK_PLANE, hand, out=planes[0])
-        return obs
+        return self.state.take(self._index[seat])
 
     def state_vector(self) -> np.ndarray:
         """The full hidden state (``STATE_LAYOUT``, absolute seats) as of the last ``sync()``."""

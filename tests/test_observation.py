@@ -316,3 +316,20 @@ def test_every_consistent_resampling_leaves_the_observation_unchanged(name: str)
                     assert np.array_equal(action_mask(other, seat), mask)
                     checked += 1
     assert checked > 500
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_inferred_planes_are_the_inference(name: str) -> None:
+    """The observation's inferred rows are inference.inferred of the seat's view, row by row."""
+    from popejoan_env.inference import inferred
+    from popejoan_env.observation import INFERRED
+
+    rng = np.random.default_rng(4)
+    for players in range(3, 9):
+        for deal in random_positions(VARIANTS[name], players, rng, deals=3):
+            for seat in range(players):
+                v = encode(deal, seat)
+                rows = inferred(seat_view(deal, seat))
+                for k in range(8):
+                    plane = v[INFERRED + 52 * k:INFERRED + 52 * (k + 1)]
+                    assert sum(1 << int(c) for c in np.flatnonzero(plane)) == (rows[k] if k < players else 0)
