@@ -562,12 +562,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32[1285], "action_mask": int8[52]}`` from ``agent``'s seat."""
         seat = self._seat_of[agent]
-        encoder = self._encoder
-        if encoder is None:
-            raise GameOverError("call reset() before observe()")
-        if not self._synced:
-            encoder.sync()
-            self._synced = True
+        encoder = self._synced_encoder("observe()")
         deal = self._deal
         assert deal is not None
         if seat != deal.to_act:
@@ -581,13 +576,17 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     def state(self) -> np.ndarray:
         """The full hidden state (``state_space``, absolute seats): an oracle for training critics, never for acting."""
+        return self._synced_encoder("state()").state_vector()
+
+    def _synced_encoder(self, what: str) -> Encoder:
+        """The deal's encoder, brought up to date with the cards played since the last call."""
         encoder = self._encoder
         if encoder is None:
-            raise GameOverError("call reset() before state()")
+            raise GameOverError(f"call reset() before {what}")
         if not self._synced:
             encoder.sync()
             self._synced = True
-        return encoder.state_vector()
+        return encoder
 
     def action_mask(self, agent: str) -> np.ndarray:
         """The int8[52] legal-action mask of ``agent`` (all 0 unless it is to act)."""

@@ -426,14 +426,9 @@ class Deal:
         balance_list: list[int],
     ) -> Deal:
         """A mid-deal position from checked primary state; every cache derived here."""
-        self = cls.__new__(cls)
-        self.rules = rules
-        self.players = players
-        self.dealer = dealer
-        self.hands = hands
-        self.initial_hands = tuple(hands)
-        self.hand_sizes = [h.bit_count() for h in hands]
-        owner = list(EMPTY_OWNER)
+        self = cls._fresh(rules, players, dealer, hands, [h.bit_count() for h in hands], dead, board_list,
+                          balance_list)
+        owner = self.owner
         played = 0
         for seat in range(players):
             h = hands[seat]
@@ -447,11 +442,38 @@ class Deal:
             low = p & -p
             owner[low.bit_length() - 1] = PLAYED
             p ^= low
-        self.owner = owner
+        # A stop on a card whose successor lies in the dead hand showed that card to everyone (R9).
+        self.revealed_dead |= successors_of(played, rules.ace_high) & self.dead_mask
+        self.played_mask = played
+        self.to_act = to_act
+        self.forced = forced
+        self.leader = leader
+        trumps = self.trumps
+        pair_by = self._pair_by
+        for rank in pair_by:
+            bit = 1 << card_id(trumps, rank)
+            for s in range(players):
+                if played_by[s] & bit:
+                    pair_by[rank] = s
+        return self
+
+    @classmethod
+    def _fresh(cls, rules: Rules, players: int, dealer: int, hands: list[CardMask], sizes: list[int],
+               dead: list[int], board_list: list[int], balance_list: list[int],
+               owner: list[int] | None = None) -> Deal:
+        """A deal with its cards placed and nothing played yet: every slot set (callers add what differs)."""
+        self = cls.__new__(cls)
+        self.rules = rules
+        self.players = players
+        self.dealer = dealer
+        self.hands = hands
+        self.initial_hands = tuple(hands)
+        self.hand_sizes = sizes
+        self.owner = owner if owner is not None else list(EMPTY_OWNER)
         self.dead = tuple(dead)
-        self.dead_mask = dead_mask = mask_of(dead)
+        self.dead_mask = mask_of(dead)
         self.turnup = dead[-1]
-        self.trumps = trumps = dead[-1] // 13
+        self.trumps = dead[-1] // 13
         self.board_before = tuple(board_list)
         self.balances_before = tuple(balance_list)
         self.board = board_list
@@ -461,23 +483,14 @@ class Deal:
         self.payments = []
         self.winner = None
         self.done = False
+        self.revealed_dead = 1 << self.turnup
+        self.played_mask = 0
+        self.to_act = self.leader = self.forced = -1
         self._succ = SUCCESSOR[rules.ace_high]
-        # A stop on a card whose successor lies in the dead hand showed that card to everyone (R9).
-        self.revealed_dead = (1 << self.turnup) | (successors_of(played, rules.ace_high) & dead_mask)
-        self.played_mask = played
-        self.to_act = to_act
-        self.forced = forced
-        self.leader = leader
-        self._award = AWARD_OF[trumps]
+        self._award = AWARD_OF[self.trumps]
         self._lead_any = rules.lead == "any"
         self._ace_high = rules.ace_high
-        pair_by = {KING: -1, QUEEN: -1, JACK: -1}
-        for rank in pair_by:
-            bit = 1 << card_id(trumps, rank)
-            for s in range(players):
-                if played_by[s] & bit:
-                    pair_by[rank] = s
-        self._pair_by = pair_by
+        self._pair_by = {KING: -1, QUEEN: -1, JACK: -1}
         return self
 
     @classmethod
@@ -494,35 +507,7 @@ class Deal:
         balance_list: list[int],
     ) -> Deal:
         """The deal after R1 dressing and R5 turn-up payout; inputs already checked and owned."""
-        self = cls.__new__(cls)
-        self.rules = rules
-        self.players = players
-        self.dealer = dealer
-        self.hands = masks
-        self.initial_hands = tuple(masks)
-        self.hand_sizes = counts
-        self.owner = owner
-        self.dead = tuple(dead)
-        self.dead_mask = mask_of(dead)
-        self.turnup = dead[-1]
-        self.trumps = dead[-1] // 13
-        self.board_before = tuple(board_list)
-        self.balances_before = tuple(balance_list)
-        self.board = board_list
-        self.balances = balance_list
-        self.plays = []
-        self.awards = []
-        self.payments = []
-        self.winner = None
-        self.done = False
-        self.revealed_dead = 1 << self.turnup
-        self.played_mask = 0
-        self.forced = -1
-        self._succ = SUCCESSOR[rules.ace_high]
-        self._award = AWARD_OF[self.trumps]
-        self._lead_any = rules.lead == "any"
-        self._ace_high = rules.ace_high
-        self._pair_by = {KING: -1, QUEEN: -1, JACK: -1}
+        self = cls._fresh(rules, players, dealer, masks, counts, dead, board_list, balance_list, owner)
         # R1: dressing
         dressing = rules.dressing
         board_list[:] = map(int.__add__, board_list, dressing)

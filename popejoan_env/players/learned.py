@@ -4,7 +4,7 @@ A model file is Stable-Baselines3's ``.zip`` (so ``MaskablePPO.load`` resumes
 training from it) with one more member, ``popejoan.json``, that says what the
 network expects::
 
-    {"format": "popejoan-model/1", "obs_version": 1, "obs_size": 749,
+    {"format": "popejoan-model/1", "obs_version": 2, "obs_size": 1285,
      "rules": {"preset": "modern", ...}, "players": [4], "package_version": "0.1.0",
      "activation": "tanh", "net_arch": [64, 64], "timesteps": 800000, ...}
 
