@@ -254,9 +254,18 @@ class ClearErrorsWrapper(wrappers.BaseWrapper):
     the problem, before anything changes.  A legal id that is not a legal card still ends the episode
     (``TerminateIllegalWrapper``)."""
 
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._raw: raw_env = env.unwrapped
+
     def step(self, action: Any) -> None:
         """Check the action, then step the wrapped env."""
-        raw = self.unwrapped
+        raw = self._raw
+        if type(action) is int and 0 <= action < NUM_CARD_IDS and raw._deal is not None and raw.agents:
+            agent = raw.agent_selection
+            if not (raw.terminations[agent] or raw.truncations[agent]):
+                self.env.step(action)  # the common case: a live agent steps with a card id
+                return
         if raw._deal is None:
             raise GameOverError("step() before reset(): call reset() to deal an episode")
         if not raw.agents:
