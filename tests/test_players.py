@@ -357,3 +357,21 @@ def test_good_players_beat_random_with_significance(spec: str, preset: str, deal
     h2h = result.head_to_head()[spec]["random"]
     assert result.beats(spec, "random"), h2h
     assert h2h["mean"] - h2h["ci95"] > 0.5
+
+
+def test_stops_first_knows_a_run_ends_where_nobody_can_hold_the_next_card() -> None:
+    """v2 inference changes a choice: the 5♠ is unseen, but both other seats led a higher spade under
+    lowest_of_suit, so nobody holds it and the 3♠ 4♠ run is known to end in a stop."""
+    from conftest import make_deal
+    from popejoan_env.inference import must_be_dead
+    from popejoan_env.players.stops import gone
+
+    deal = make_deal(["3S 4S 4C AD", "7S QH 2C 9C", "KH 6S 3C 5D"], turnup="QD", dealer=0)
+    for card in ("7S", "QH", "6S", "3C"):    # 7♠ stops (8♠ dead); Q♥ K♥; 6♠ stops (7♠ played); 3♣ 4♣
+        deal.play(card)
+        deal.advance(lone_leads=False)
+    assert deal.to_act == 0
+    view = seat_view(deal, 0)
+    five = parse_card("5S")
+    assert (must_be_dead(view) >> five) & 1 and (gone(view) >> five) & 1
+    assert StopsFirstPlayer().act(view) == parse_card("3S")     # without the inference: the Ace (an orphan)
