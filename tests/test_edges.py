@@ -808,3 +808,101 @@ def test_scripted_name_beats_a_file_of_that_name(tmp_path: pathlib.Path, monkeyp
         make_player("folder")
     with pytest.raises(PopeJoanError, match="no saved model"):
         make_player("missing.zip")
+
+
+# ----------------------------------------------------------------- the environments (issue items, one test each)
+def _snapshot_env(e) -> bytes:
+    """Everything a refused call could change, as bytes (env state and generator included)."""
+    import pickle
+
+    raw = e.unwrapped
+    return pickle.dumps((raw.__dict__.get("_session"), raw.__dict__.get("_deal"), raw.agent_selection,
+                         dict(raw.terminations), dict(raw._cumulative_rewards),
+                         raw._rng.bit_generator.state if raw._rng is not None else None))
+
+
+def test_raw_env_step_true_is_refused_not_card_1() -> None:
+    from popejoan_env.aec import raw_env
+
+    e = raw_env(players=4)
+    e.reset(seed=1)
+    before = _snapshot_env(e)
+    for action in (True, False, 3.7, "5", "9D", None, np.float64(1.0)):
+        with pytest.raises(PopeJoanError):
+            e.step(action)
+        assert _snapshot_env(e) == before
+
+
+def test_gym_step_refuses_bools_floats_and_strings_with_a_clear_error() -> None:
+    from popejoan_env.gym_env import PopeJoanGymEnv
+
+    g = PopeJoanGymEnv(players=4, opponents="random")
+    g.reset(seed=2)
+    mask = g.action_masks().copy()
+    for action in (True, 3.7, "5", None, float("inf"), "9D", np.True_):
+        with pytest.raises(PopeJoanError):
+            g.step(action)
+        assert np.array_equal(g.action_masks(), mask)
+    g.step(int(np.flatnonzero(mask)[0]))          # an int (or numpy int) still plays
+
+
+def test_step_before_reset_and_after_the_end_are_clear_errors() -> None:
+    from popejoan_env.aec import env, raw_env
+
+    for e in (raw_env(players=3), env(players=3)):
+        with pytest.raises(PopeJoanError, match="reset"):
+            e.step(0)
+        e.reset(seed=4)
+        for agent in e.agent_iter():
+            obs, _, terminated, truncated, _ = e.last()
+            e.step(None if terminated or truncated else int(np.flatnonzero(obs["action_mask"])[0]))
+        with pytest.raises(PopeJoanError, match="episode is over"):
+            e.step(None)
+
+
+def test_refused_credit_reset_leaves_the_generator_where_it_was() -> None:
+    from popejoan_env.aec import raw_env
+
+    rules = {"preset": "modern", "allow_credit": False}
+    e, twin = raw_env(players=4, rules=rules), raw_env(players=4, rules=rules)
+    e.reset(seed=5)
+    twin.reset(seed=5)
+    state = e._rng.bit_generator.state
+    with pytest.raises(PopeJoanError):
+        e.reset(options={"balances": [0, 0, 0, 0]})   # the dealer cannot pay the dressing
+    assert e._rng.bit_generator.state == state
+    e.reset()
+    twin.reset()
+    assert e.deal.initial_hands == twin.deal.initial_hands and e.deal.dealer == twin.deal.dealer
+
+
+def test_refused_pope_turnup_reset_keeps_the_session() -> None:
+    from popejoan_env.aec import raw_env
+    from popejoan_env.cards import CARD_NAMES, PACK
+
+    rules = {"preset": "victorian", "allow_credit": False}
+    e = raw_env(players=4, rules=rules)
+    e.reset(seed=6)
+    before = _snapshot_env(e)
+    cards = [CARD_NAMES[c] for c in PACK if c != 21]
+    hands = [cards[k * 11:(k + 1) * 11] for k in range(4)]
+    dead = cards[44:] + ["9D"]                       # the Pope turned up: the deal ends at once
+    with pytest.raises(PopeJoanError):
+        e.reset(options={"deal": {"hands": hands, "dead": dead, "dealer": 0}, "balances": [60, 0, 60, 60]})
+    assert _snapshot_env(e) == before
+
+
+def test_reset_refuses_counters_the_observation_cannot_hold() -> None:
+    from popejoan_env.aec import raw_env
+
+    e = raw_env(players=4)
+    e.reset(seed=7)
+    before = _snapshot_env(e)
+    for options in ({"balances": [-10**9, 0, 0, 0]}, {"board": {"pope": 10**9}}):
+        with pytest.raises(PopeJoanError, match="observation"):
+            e.reset(options=options)
+        assert _snapshot_env(e) == before
+    e.reset(options={"balances": [np.int64(5)] * 4, "board": {"pope": np.int32(3)}})   # numpy ints are ints
+    assert e.deal.balances_before == (5, 5, 5, 5)
+    for agent in e.agents:
+        assert e.observation_space(agent).contains(e.observe(agent))
