@@ -105,11 +105,19 @@ def test_distance_from_the_exact_uniform_distribution(name: str) -> None:
     free = [c for c, p in order if p == every]
     rng = np.random.default_rng(5)
     draws = 40_000
-    seen = Counter(tuple(place(constrained, room, rng, free)) for _ in range(draws))
+    seen: Counter = Counter()
+    weighted: Counter = Counter()
+    for _ in range(draws):
+        masks, log_weight = place(constrained, room, rng, free)
+        seen[tuple(masks)] += 1
+        weighted[tuple(masks)] += float(np.exp(log_weight))
     assert set(seen) <= set(worlds)       # every placement respects the constraints and the room
     tv = 0.5 * sum(abs(seen[w] / draws - 1 / len(worlds)) for w in worlds)
-    print(f"{name}: {len(worlds)} placements, total variation distance {tv:.3f}")
+    total = sum(weighted.values())
+    tv_weighted = 0.5 * sum(abs(weighted[w] / total - 1 / len(worlds)) for w in worlds)
+    print(f"{name}: {len(worlds)} placements, total variation distance {tv:.3f}, weighted {tv_weighted:.3f}")
     noise = 0.5 * sum(np.sqrt(1 / len(worlds) / draws) for _ in worlds)   # ~ what sampling alone gives
     if name == "one_constraint":
         assert tv < 2 * noise + 0.01
     assert tv < 0.2
+    assert tv_weighted < 2 * noise + 0.01   # the importance weights remove the bias

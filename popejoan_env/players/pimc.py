@@ -117,18 +117,26 @@ class PimcPlayer(ScriptedPlayer):
         tie = stops_first_key(view)
         return max(zip(candidates, totals), key=lambda ct: (ct[1], tie(ct[0])))[0]
 
-    def evaluate(self, view: SeatView, candidates: list[int]) -> list[int]:
-        """Total counters the observer gains over the sampled worlds, per candidate lead."""
+    def evaluate(self, view: SeatView, candidates: list[int]) -> list[float]:
+        """Counters the observer gains over the sampled worlds, per candidate lead: the sum over the worlds,
+        each weighted by its importance weight (``worlds.place``) so the sum estimates the mean over the
+        consistent worlds drawn uniformly (the weights are all equal when nothing constrains the cards)."""
         sampler = WorldSampler(view, self.sampler)
         rng = self.rng
         rollout_rng = rng if self.rollout == "random" else None
-        totals = [0] * len(candidates)
-        for _ in range(self.samples):
+        gains = [[0] * len(candidates) for _ in range(self.samples)]
+        logs = []
+        for k in range(self.samples):
             world = sampler.sample(rng)
+            logs.append(sampler.log_weight)
             start = world.balances[0]
             for i, card in enumerate(candidates):
                 deal = world.copy()
                 deal.play(card)
                 rollout(deal, rollout_rng)
-                totals[i] += deal.balances[0] - start
-        return totals
+                gains[k][i] = deal.balances[0] - start
+        top = max(logs)
+        weights = [float(np.exp(x - top)) for x in logs]
+        if all(w == 1.0 for w in weights):
+            return [float(sum(g[i] for g in gains)) for i in range(len(candidates))]
+        return [sum(w * g[i] for w, g in zip(weights, gains)) for i in range(len(candidates))]
