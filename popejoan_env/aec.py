@@ -244,15 +244,14 @@ def env(**kwargs: Any) -> AECEnv:
     e: AECEnv = raw_env(**kwargs)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
     e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
     return ClearErrorsWrapper(e)
 
 
-class ClearErrorsWrapper(wrappers.BaseWrapper):
-    """The outermost wrapper of ``env()``: what PettingZoo's wrappers would answer with a bare ``AssertionError``
-    (a step before ``reset()``, an action outside ``Discrete(52)``) is refused with a ``PopeJoanError`` naming
-    the problem, before anything changes.  A legal id that is not a legal card still ends the episode
-    (``TerminateIllegalWrapper``)."""
+class ClearErrorsWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` (the outermost wrapper of ``env()``), refusing with a
+    ``PopeJoanError`` naming the problem what PettingZoo's wrappers would answer with a bare
+    ``AssertionError`` (a step before ``reset()``, an action outside ``Discrete(52)``), before anything
+    changes.  A legal id that is not a legal card still ends the episode (``TerminateIllegalWrapper``)."""
 
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)
@@ -264,7 +263,7 @@ class ClearErrorsWrapper(wrappers.BaseWrapper):
         if type(action) is int and 0 <= action < NUM_CARD_IDS and raw._deal is not None and raw.agents:
             agent = raw.agent_selection
             if not (raw.terminations[agent] or raw.truncations[agent]):
-                self.env.step(action)  # the common case: a live agent steps with a card id
+                super().step(action)  # the common case: a live agent steps with a card id
                 return
         if raw._deal is None:
             raise GameOverError("step() before reset(): call reset() to deal an episode")
@@ -276,16 +275,16 @@ class ClearErrorsWrapper(wrappers.BaseWrapper):
             if not (done and action is None):
                 want = "None (it is done)" if done else "a card id 0..51 (an int)"
                 raise IllegalActionError(f"{agent} must step with {want}, got {brief(action)}")
-            self.env.step(None)
+            super().step(None)
             return
         card = as_int(action)
         if card is None or not 0 <= card < NUM_CARD_IDS:
             raise IllegalActionError(f"{agent}: an action is a card id 0..51 (an int), got {brief(action)}")
-        self.env.step(card)
+        super().step(card)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Check the seed, then reset the wrapped env."""
-        self.env.reset(seed=as_seed(seed), options=options)
+        super().reset(seed=as_seed(seed), options=options)
 
 
 class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
