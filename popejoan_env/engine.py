@@ -253,13 +253,7 @@ class Deal:
     ) -> Deal:
         """An explicit deal: one card list per seat (seat 0 first) and the dead hand, turn-up last."""
         rules = resolve_rules(rules)
-        if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence):
-            raise InvalidDealError(f"hands must be a list of card lists, one per seat, got {brief(hands)}")
-        players = len(hands)
-        try:
-            check_players(players)
-        except ValueError:
-            raise InvalidDealError(f"a deal needs 3 to 8 hands, got {players}") from None
+        players = _table_of(hands, "card lists", "deal")
         dealer = check_seat(dealer, players)
         parsed: list[list[int]] = []
         for seat, hand in enumerate(hands):
@@ -318,13 +312,7 @@ class Deal:
         predecessor has been played.
         """
         rules = resolve_rules(rules)
-        if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence):
-            raise InvalidDealError(f"hands must be a list of card lists or bitmasks, one per seat, got {brief(hands)}")
-        players = len(hands)
-        try:
-            check_players(players)
-        except ValueError:
-            raise InvalidDealError(f"a position needs 3 to 8 hands, got {players}") from None
+        players = _table_of(hands, "card lists or bitmasks", "position")
         if isinstance(played, (str, bytes)) or not isinstance(played, Sequence) or len(played) != players:
             raise InvalidDealError(f"played must give the cards played by each of the {players} seats")
         dealer = check_seat(dealer, players)
@@ -750,6 +738,18 @@ class Deal:
             f"<Deal players={self.players} dealer={self.dealer} turnup={CARD_NAMES[self.turnup]} "
             f"plays={len(self.plays)} {state}>"
         )
+
+
+def _table_of(hands: object, kind: str, what: str) -> int:
+    """The number of seats of ``hands`` (one entry per seat), or an InvalidDealError."""
+    if isinstance(hands, (str, bytes)) or not isinstance(hands, Sequence):
+        raise InvalidDealError(f"hands must be a list of {kind}, one per seat, got {brief(hands)}")
+    players = len(hands)
+    try:
+        check_players(players)
+    except ValueError:
+        raise InvalidDealError(f"a {what} needs 3 to 8 hands, got {players}") from None
+    return players
 
 
 def check_seat(seat: object, players: int, what: str = "dealer") -> int:
