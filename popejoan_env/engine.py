@@ -387,12 +387,7 @@ class Deal:
         new.dead = tuple(dead)
         new.dead_mask = dead_mask
         owner = new.owner
-        for seat in range(players):
-            h = hands[seat]
-            while h:
-                low = h & -h
-                owner[low.bit_length() - 1] = seat
-                h ^= low
+        _place(owner, hands)
         for card in dead:
             owner[card] = DEAD
         new.revealed_dead = (1 << self.turnup) | (successors_of(self.played_mask, self._ace_high) & dead_mask)
@@ -417,14 +412,10 @@ class Deal:
         self = cls._fresh(rules, players, dealer, hands, [h.bit_count() for h in hands], dead, board_list,
                           balance_list)
         owner = self.owner
+        _place(owner, hands)
         played = 0
-        for seat in range(players):
-            h = hands[seat]
-            while h:
-                low = h & -h
-                owner[low.bit_length() - 1] = seat
-                h ^= low
-            played |= played_by[seat]
+        for mask in played_by:
+            played |= mask
         p = played
         while p:
             low = p & -p
@@ -738,6 +729,15 @@ class Deal:
             f"<Deal players={self.players} dealer={self.dealer} turnup={CARD_NAMES[self.turnup]} "
             f"plays={len(self.plays)} {state}>"
         )
+
+
+def _place(owner: list[int], hands: Sequence[CardMask]) -> None:
+    """Write each seat into the owner table for the cards of its hand bitmask."""
+    for seat, h in enumerate(hands):
+        while h:
+            low = h & -h
+            owner[low.bit_length() - 1] = seat
+            h ^= low
 
 
 def _table_of(hands: object, kind: str, what: str) -> int:
