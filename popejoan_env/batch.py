@@ -694,6 +694,21 @@ class BatchDeals:
         )
         return record
 
+    def to_deal(self, slot: int) -> Deal:
+        """The deal in ``slot`` as a scalar ``Deal`` in the same state (dealt from its cards and board, its plays
+        replayed): for players and checks that need the scalar engine's objects (``SeatView`` included)."""
+        if not 0 <= slot < self.num_deals:
+            raise InvalidDealError(f"slot must be 0..{self.num_deals - 1}, got {brief(slot)}")
+        initial = self.initial_owner[slot]
+        hands = [np.nonzero(initial == s)[0].tolist() for s in range(self.players)]
+        if not self.auto_reset and self.dealer[slot] < 0:
+            raise InvalidDealError(f"slot {slot} holds no deal")
+        deal = Deal.from_cards(hands, self.dead_cards[slot].tolist(), int(self.dealer[slot]), self.rules,
+                               self.board_before[slot].tolist(), self.balances_before[slot].tolist())
+        for card in self.play_cards[slot, :int(self.num_plays[slot])].tolist():
+            deal.play(card)
+        return deal
+
     # ----------------------------------------------------------------- from scalar deals
     @classmethod
     def from_deals(cls, deals: Sequence[Deal], lone_leads: bool = True) -> BatchDeals:
