@@ -26,6 +26,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,7 +43,12 @@ from popejoan_env.rules import (
     Rules, check_players, resolve_rules,
 )
 
-__all__ = ["BatchDeals", "Finished", "order_of_deal"]
+__all__ = ["BatchDeals", "ENGINES", "Finished", "order_of_deal"]
+
+NUMBA = importlib.util.find_spec("numba") is not None
+"""True when numba is installed (``pip install numba``, or the ``fast`` extra): the compiled path can run."""
+ENGINES = ("auto", "numpy", "numba")
+"""How a batch plays its cards: ``numba`` (compiled, needs numba), ``numpy``, or ``auto`` (numba when installed)."""
 
 _U = np.uint64
 _ONE = _U(1)
@@ -71,6 +77,26 @@ _TRAILING_ONES = _table(lambda x: ((~x) & (x + 1)).bit_length() - 1)
 # Award order inside one play (the scalar engine's order): the card's compartment, matrimony, intrigue,
 # each pair paid to the other player first when split; the game compartment after the last card.
 _K_CARD, _K_MAT_OTHER, _K_MAT, _K_INT_OTHER, _K_INT, _K_GAME = range(6)
+_CAUSES = ("turnup", "play", "game")
+MAX_EVENTS = 16
+"""Most awards one deal can make (12): turn-up and game (R5), four trump honours and the Pope, two pairs split, the game."""
+
+
+def _popcount(x: np.ndarray) -> np.ndarray:
+    """Bits set in each uint64 (as int64)."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(x).astype(np.int64)
+    return sum(_POPCOUNT16[(x >> _U(16 * i)) & _U(0xFFFF)] for i in range(4))
+
+
+_POPCOUNT16 = np.array([bin(x).count("1") for x in range(1 << 16)], dtype=np.int64)
+
+
+def _bits_of(flags: np.ndarray) -> np.ndarray:
+    """uint64 bitmasks of [k, 52] booleans (bit i set where column i is True)."""
+    packed = np.zeros((len(flags), 8), dtype=np.uint8)
+    packed[:, :7] = np.packbits(flags, axis=1, bitorder="little")
+    return packed.view("<u8")[:, 0].astype(np.uint64)
 
 
 @dataclasses.dataclass
@@ -146,6 +172,7 @@ class BatchDeals:
         auto_reset: bool = True,
         record: bool = False,
         board: Sequence[int] | Mapping[str, int] | None = None,
+        engine: str = "auto",
     ) -> None:
         self.rules = rules = resolve_rules(rules)
         try:
@@ -164,6 +191,7 @@ class BatchDeals:
             raise InvalidDealError(f"session_length must be a positive integer, got {brief(session_length)}")
         self.players = players
         self.num_deals = n
+        self._choose_engine(engine)
         self.lone_leads = bool(lone_leads)
         self.auto_reset = bool(auto_reset)
         self.record = bool(record)
@@ -186,6 +214,19 @@ class BatchDeals:
         self._pending = [self._settle_new()]
 
     # ----------------------------------------------------------------- set-up
+    def _choose_engine(self, engine: str) -> None:
+        if engine not in ENGINES:
+            raise InvalidDealError(f"engine must be one of {list(ENGINES)}, got {brief(engine)}")
+        if engine == "numba" and not NUMBA:
+            raise InvalidDealError("engine='numba' needs numba: pip install numba (or use engine='numpy')")
+        self._kernel = engine == "numba" or engine == "auto" and NUMBA
+        self.engine = "numba" if self._kernel else "numpy"
+        if self._kernel:
+            from popejoan_env import batch_kernels  # imports numba: only where the compiled path runs
+
+            self._k = batch_kernels
+        """The path that plays the cards: ``numba`` (compiled loop, batch_kernels) or ``numpy`` (array operations)."""
+
     def _setup_tables(self) -> None:
         rules, players = self.rules, self.players
         self._ace_high = ace_high = rules.ace_high
@@ -216,6 +257,16 @@ class BatchDeals:
         self._award_pos = np.array(
             [[self.pos_of_card[POPE]] * 4] + [[self.pos_of_card[card_id(t, r)] for t in range(4)]
                                               for r in (ACE, KING, QUEEN, JACK)], dtype=np.int64)
+        self._award_mask = np.bitwise_or.reduce(
+            _ONE << self._award_pos.astype(np.uint64), axis=0)  # [trumps] -> position bits of its award cards
+        self._pair_mask = np.bitwise_or.reduce(
+            _ONE << self._award_pos[2:].astype(np.uint64), axis=0)  # [trumps] -> bits of its K, Q, J
+        self._comp_of_pos = np.full(4 * 64, -1, dtype=np.int64)  # [trumps * 64 + position] -> compartment
+        for comp, pos_by_trumps in zip(self._award_comps, self._award_pos):
+            for t in range(4):
+                self._comp_of_pos[t * 64 + pos_by_trumps[t]] = comp
+        self._pair_index = np.full(8, -1, dtype=np.int64)  # compartment -> column of pair_by
+        self._pair_index[[KING_C, QUEEN_C, JACK_C]] = [0, 1, 2]
         self._turnup_comp = np.full(NUM_CARD_IDS * 4, -1, dtype=np.int64)  # [trumps*52 + card]
         for t in range(4):
             for comp, r in ((ACE_C, ACE), (KING_C, KING), (QUEEN_C, QUEEN), (JACK_C, JACK)):
@@ -237,7 +288,6 @@ class BatchDeals:
         """[n, 52] the owner table as dealt."""
         self.dead_cards = np.zeros((n, self.dead_size), dtype=np.int8)
         """[n, dead size] the dead hand by card id, the turn-up last."""
-        self.hand_sizes = np.zeros((n, p), dtype=np.int64)
         self.board = np.zeros((n, 8), dtype=np.int64)
         self.balances = np.zeros((n, p), dtype=np.int64)
         self.board_before = np.zeros((n, 8), dtype=np.int64)
@@ -253,18 +303,25 @@ class BatchDeals:
         self.trumps = np.zeros(n, dtype=np.int64)
         self.pair_by = np.full((n, 3), -1, dtype=np.int64)
         """[n, 3] who played the King, Queen and Jack of trumps (-1: not played)."""
-        self.play_cards = np.zeros((n, len(PACK)), dtype=np.int8)
-        """[n, 51] card ids in the order played (the first ``num_plays`` of each row)."""
-        self.play_seats = np.zeros((n, len(PACK)), dtype=np.int8)
-        self.play_leads = np.zeros((n, len(PACK)), dtype=bool)
-        """[n, 51] True where the play was a lead (R7), False where it was due (R8)."""
+        self.play_order = np.zeros((n, NUM_CARD_IDS), dtype=np.int8)
+        """[n, 52] by card id: the card's place in the deal's history (1 = first card played), 0 if unplayed."""
+        self.led = np.zeros((n, NUM_CARD_IDS), dtype=bool)
+        """[n, 52] by card id: True for a card played as a lead (R7)."""
         self.num_plays = np.zeros(n, dtype=np.int64)
+        self._owner_flat = self.owner.reshape(-1)
+        self._initial_flat = self.initial_owner.reshape(-1)
+        self._order_flat = self.play_order.reshape(-1)
+        self._led_flat = self.led.reshape(-1)
         self.deal_ids = np.zeros(n, dtype=np.int64)
         self.deal_in_session = np.zeros(n, dtype=np.int64)
         self.session_ids = np.zeros(n, dtype=np.int64)
         self._sessions_started = 0
-        self._events: list[list[tuple[int, str, int, int, int]]] = [[] for _ in range(n)] if self.record else []
-        self._payments: list[list[tuple[int, int, int]]] = [[] for _ in range(n)] if self.record else []
+        self.cards_played = 0
+        """Cards played in the batch so far (forced and lone ones included)."""
+        self.events = np.zeros((n, MAX_EVENTS, 5), dtype=np.int32)
+        """[n, 16, 5] the awards of each deal (with ``record``; sort by the key for their order): order key, cause (0 turnup, 1 play, 2 game),
+        seat, compartment, counters; the first ``num_events`` of each row."""
+        self.num_events = np.zeros(n, dtype=np.int64)
 
     def _check_orders(self, orders: np.ndarray) -> np.ndarray:
         arr = np.asarray(orders)
@@ -273,6 +330,11 @@ class BatchDeals:
         if (np.sort(arr, axis=1) != _PACK_ARRAY).any():
             raise InvalidDealError("every row of orders must be the 51 cards of the pack, each once")
         return arr.astype(np.int64)
+
+    @property
+    def hand_sizes(self) -> np.ndarray:
+        """[n, players] cards left in each seat's hand."""
+        return _popcount(self._hands)
 
     @property
     def memory_bytes(self) -> int:
@@ -284,7 +346,20 @@ class BatchDeals:
     def _draw_orders(self, k: int) -> np.ndarray:
         first = self.deals_dealt
         if self._rng is not None:
-            return self._rng.permuted(np.broadcast_to(_PACK_ARRAY, (k, len(PACK))), axis=1)
+            # One shuffle for both paths (so a seed deals the same cards with or without numba): Fisher–Yates
+            # from a block of uniforms.
+            orders = np.broadcast_to(_PACK_ARRAY, (k, len(PACK))).copy()
+            uniforms = self._rng.random((k, len(PACK)))
+            if self._kernel:
+                self._k.shuffle(orders, uniforms)
+            else:
+                rows = np.arange(k)
+                for j in range(len(PACK) - 1, 0, -1):
+                    r = (uniforms[:, j] * (j + 1)).astype(np.int64)
+                    x = orders[:, j].copy()
+                    orders[:, j] = orders[rows, r]
+                    orders[rows, r] = x
+            return orders
         if self._deal_seed is not None:
             return _PACK_ARRAY[np.stack([np.random.default_rng(self._deal_seed + d).permutation(len(PACK))
                                          for d in range(first, first + k)])]
@@ -314,25 +389,28 @@ class BatchDeals:
         dealer = self._next_dealer[slots]
         self.dealer[slots] = dealer
         self._next_dealer[slots] = (dealer + 1) % players
+        if self._kernel:
+            self._k.deal(
+                slots, orders, dealer, self._seat_table, self._dead_columns, self._pos_bit, self._empty_owner,
+                self._turnup_comp, self._dressing, rules.pope_turnup == "ends_deal", self.record, self._hands,
+                self._held, self._played, self._dead, self._revealed, self.owner, self.initial_owner,
+                self.play_order, self.led, self.num_plays, self.dead_cards, self.board, self.balances,
+                self.board_before, self.balances_before, self.pair_by, self.to_act, self.leader, self.winner,
+                self.done, self.turnup, self.trumps, self.events, self.num_events)
+            return
         seats = self._seat_table[dealer]                      # [k, 51]
         owner = np.broadcast_to(self._empty_owner, (k, NUM_CARD_IDS)).copy()
         rows = np.arange(k)[:, None]
         owner[rows, orders] = seats
         self.owner[slots] = owner
         self.initial_owner[slots] = owner
-        bits = self._pos_bit[orders]                          # [k, 51]
-        hands = np.zeros((k, players), dtype=np.uint64)
-        for p in range(players):
-            hands[:, p] = np.bitwise_or.reduce(np.where(seats == p, bits, _U(0)), axis=1)
+        by_pos = owner[:, self.card_of_pos] if self._ace_high else owner
+        hands = np.stack([_bits_of(by_pos == p) for p in range(players)], axis=1)
         self._hands[slots] = hands
-        held = np.bitwise_or.reduce(hands, axis=1)
-        self._held[slots] = held
+        self._held[slots] = np.bitwise_or.reduce(hands, axis=1)
         dead_cards = orders[:, self._dead_columns]
         self.dead_cards[slots] = dead_cards
-        self._dead[slots] = np.bitwise_or.reduce(bits[:, self._dead_columns], axis=1)
-        sizes = np.array(rules.hand_sizes(players)[0])  # from eldest on
-        first = (dealer + 1) % players
-        self.hand_sizes[slots[:, None], (first[:, None] + np.arange(players)) % players] = sizes
+        self._dead[slots] = _bits_of(by_pos == DEAD)
         turnup = dead_cards[:, -1]
         trumps = turnup // 13
         self.turnup[slots] = turnup
@@ -341,14 +419,13 @@ class BatchDeals:
         self._played[slots] = 0
         self.pair_by[slots] = -1
         self.num_plays[slots] = 0
+        self.play_order[slots] = 0
+        self.led[slots] = False
         self.winner[slots] = -1
         self.done[slots] = False
         self.board_before[slots] = self.board[slots]
         self.balances_before[slots] = self.balances[slots]
-        if self.record:
-            for s in slots.tolist():
-                self._events[s] = []
-                self._payments[s] = []
+        self.num_events[slots] = 0
         # R1 dressing
         self.board[slots] += self._dressing
         self.balances[slots, dealer] -= int(self._dressing.sum())
@@ -367,7 +444,8 @@ class BatchDeals:
                     self._settle(es, ed)
         live = slots[~self.done[slots]]
         self.to_act[live] = self.leader[live] = (self.dealer[live] + 1) % players  # R6
-        self.to_act[slots[self.done[slots]]] = -1
+        ended = slots[self.done[slots]]
+        self.to_act[ended] = self.leader[ended] = -1
 
     # ----------------------------------------------------------------- queries
     def _legal_bits(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -384,14 +462,28 @@ class BatchDeals:
             count += x != 0
         return legal, count
 
+    def _all_legal(self) -> tuple[np.ndarray, np.ndarray]:
+        """Legal leads (position bits) of every deal's seat to act and how many (0 in a finished deal)."""
+        if self._kernel:
+            bits = np.empty(self.num_deals, dtype=np.uint64)
+            count = np.empty(self.num_deals, dtype=np.int64)
+            self._k.legal_bits(self._hands, self.to_act, self.done, self._lead_any, bits, count)
+            return bits, count
+        bits, count = self._legal_bits(np.arange(self.num_deals))
+        bits[self.done] = 0
+        count[self.done] = 0
+        return bits, count
+
     def legal_mask(self) -> np.ndarray:
         """[n, 52] bool by card id: the cards the seat to act may lead (all False in a finished deal)."""
-        legal, _ = self._legal_bits(np.arange(self.num_deals))
-        legal[self.done] = 0
-        return self._cards_of_bits(legal)
+        return self._cards_of_bits(self._all_legal()[0])
 
     def _cards_of_bits(self, bits: np.ndarray) -> np.ndarray:
         """[k, 52] bool by card id of position bitmasks."""
+        if self._kernel:
+            out = np.empty((len(bits), NUM_CARD_IDS), dtype=bool)
+            self._k.cards_of_bits(bits, self.pos_of_card, out)
+            return out
         planes = np.unpackbits(bits.astype("<u8").view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
         planes = planes[:, :NUM_CARD_IDS].view(bool)
         return planes[:, self.pos_of_card] if self._ace_high else planes
@@ -402,6 +494,28 @@ class BatchDeals:
         seats = self.to_act if seats is None else np.asarray(seats)
         return self._cards_of_bits(np.where(seats >= 0, self._hands[rows, np.maximum(seats, 0)], _U(0)))
 
+    def plays_of(self, slot: int) -> list[int]:
+        """Card ids of the deal in ``slot`` in the order played."""
+        order = self.play_order[slot]
+        played = np.nonzero(order)[0]
+        return played[np.argsort(order[played])].tolist()
+
+    @property
+    def play_cards(self) -> np.ndarray:
+        """[n, 51] card ids in the order played (the first ``num_plays`` of each row; derived from ``play_order``)."""
+        key = np.where(self.play_order > 0, self.play_order, 127)
+        return np.argsort(key, axis=1, kind="stable")[:, :len(PACK)].astype(np.int8)
+
+    @property
+    def play_seats(self) -> np.ndarray:
+        """[n, 51] the seat of each play in ``play_cards`` (a card is played by the seat dealt it)."""
+        return np.take_along_axis(self.initial_owner, self.play_cards.astype(np.int64), axis=1)
+
+    @property
+    def play_leads(self) -> np.ndarray:
+        """[n, 51] True where the play in ``play_cards`` was a lead (R7), False where it was due (R8)."""
+        return np.take_along_axis(self.led, self.play_cards.astype(np.int64), axis=1)
+
     @property
     def revealed_dead(self) -> np.ndarray:
         """[n, 52] bool: dead cards everyone has seen (the turn-up, and successors at which a sequence stopped)."""
@@ -409,8 +523,13 @@ class BatchDeals:
 
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal lead per deal (-1 in a finished deal), drawn with ``rng``."""
-        legal, count = self._legal_bits(np.arange(self.num_deals))
-        pick = (rng.random(self.num_deals) * count).astype(np.int64)
+        legal, count = self._all_legal()
+        uniforms = rng.random(self.num_deals)
+        if self._kernel:
+            out = np.empty(self.num_deals, dtype=np.int64)
+            self._k.pick(legal, count, uniforms, self.card_of_pos, out)
+            return out
+        pick = (uniforms * count).astype(np.int64)
         for _ in range(int(pick.max(initial=0))):
             drop = pick > 0
             legal = np.where(drop, legal & (legal - _ONE), legal)
@@ -445,7 +564,7 @@ class BatchDeals:
         if self.done[rows].any():
             bad = int(rows[self.done[rows]][0])
             raise GameOverError(f"deal {bad} of the batch is over; no card can be played")
-        legal, _ = self._legal_bits(rows)
+        legal = self._all_legal()[0][rows] if self._kernel else self._legal_bits(rows)[0]
         ok = (acts >= 0) & (acts < NUM_CARD_IDS)
         bits = np.where(ok, self._pos_bit[np.clip(acts, 0, NUM_CARD_IDS - 1)], _U(0))
         bad = (legal & bits) == 0
@@ -456,7 +575,8 @@ class BatchDeals:
             card = CARD_NAMES[acts[i]] if ok[i] and acts[i] != EIGHT_DIAMONDS else f"card id {acts[i]}"
             raise IllegalActionError(f"deal {r} of the batch: seat {self.to_act[r]} cannot lead {card}; legal: {names}")
         self._lead(rows, self.pos_of_card[acts])
-        self._advance(rows)
+        if not self._kernel:  # the compiled loop plays lone leads itself
+            self._advance(rows)
         return self._settle_new()
 
     def _rows(self, which: np.ndarray | None) -> np.ndarray:
@@ -492,78 +612,101 @@ class BatchDeals:
             self._lead(rows, self.pos_of_card[self._lowest_card(legal)])
             rows = rows[~self.done[rows]]
 
-    def _lead(self, rows: np.ndarray, c: np.ndarray) -> None:
+    def _lead(self, rows: np.ndarray, c: np.ndarray, lead: bool = True) -> None:
         """Seat ``to_act`` leads position ``c`` in each deal of ``rows``; the sequence (R8) is played to its stop
-        (R9) or to the end of the deal (R11)."""
+        (R9) or to the end of the deal (R11).  With ``lead=False`` the first card was due, not led."""
         k = len(rows)
-        players = self.players
+        if not k:
+            return
+        if self._kernel:
+            self.cards_played += self._k.play_leads(
+                rows.astype(np.int64), c.astype(np.int64), lead, self.lone_leads, self._lead_any,
+                self.rules.pope_excused, self.rules.pair_split == "halves", self.record, self._hands, self._held,
+                self._played, self._dead, self._revealed, self.owner, self.play_order, self.led, self.num_plays,
+                self.board, self.balances, self.pair_by, self.to_act, self.leader, self.winner, self.done,
+                self.trumps, self.card_of_pos, self._comp_of_pos, self.events, self.num_events)
+            return
         cu = c.astype(np.uint64)
-        s13 = (c // 13) * 13
-        s13u = s13.astype(np.uint64)
-        span = (s13 + 12 - c).astype(np.uint64)
+        s13 = c - c % 13
         held = self._held[rows]
+        span = (s13 + 12 - c).astype(np.uint64)
         run = _TRAILING_ONES[(held >> (cu + _ONE)) & ((_ONE << span) - _ONE)]
         hands = self._hands[rows]                                         # [k, p]
         chain = ((_ONE << (run + 1).astype(np.uint64)) - _ONE) << cu
+        end = c + run
+        # R11: a seat whose whole hand lies in the run goes out at its highest card there (the first such ends it).
         inside = (hands & ~chain[:, None]) == 0
-        top = s13[:, None] + _HIGHEST[(hands >> s13u[:, None]) & _SUIT_BITS]
-        first_out = np.where(inside, top, _NO_POS).min(axis=1)
-        out = first_out < _NO_POS
-        end = np.where(out, first_out, c + run)
+        maybe = np.nonzero(inside.any(axis=1))[0]
+        out = np.zeros(k, dtype=bool)
+        if len(maybe):
+            sub = s13[maybe]
+            top = sub[:, None] + _HIGHEST[(hands[maybe] >> sub.astype(np.uint64)[:, None]) & _SUIT_BITS]
+            end[maybe] = np.where(inside[maybe], top, _NO_POS).min(axis=1)
+            out[maybe] = True
         length = end - c + 1
         seg = ((_ONE << length.astype(np.uint64)) - _ONE) << cu
-        # The plays, in order: the cards of the segment and their holders.
-        offs = np.arange(13)
-        valid = offs[None, :] < length[:, None]
-        pos2 = np.minimum(c[:, None] + offs, NUM_CARD_IDS - 1)
-        cards2 = self.card_of_pos[pos2]
-        row2 = np.broadcast_to(rows[:, None], (k, 13))
-        owner = self.owner
-        seats2 = owner[row2, cards2].astype(np.int64)
+        # The plays: each card of the segment gets its place in the history and leaves its holder.
         start = self.num_plays[rows]
-        rv, cv = row2[valid], (start[:, None] + offs)[valid]
-        self.play_cards[rv, cv] = cards2[valid]
-        self.play_seats[rv, cv] = seats2[valid]
-        self.play_leads[rv, cv] = offs[None, :].repeat(k, 0)[valid] == 0
+        if self._ace_high or length.max() > 1:
+            rep = np.repeat(np.arange(k), length)
+            j = np.arange(len(rep)) - np.repeat(np.cumsum(length) - length, length)
+            pos = c[rep] + j
+            flat = rows[rep] * NUM_CARD_IDS + (self.card_of_pos[pos] if self._ace_high else pos)
+            order = (start[rep] + j + 1).astype(np.int8)
+        else:
+            flat = rows * NUM_CARD_IDS + c
+            order = (start + 1).astype(np.int8)
+        self._owner_flat[flat] = PLAYED
+        self._order_flat[flat] = order
+        first_card = rows * NUM_CARD_IDS + (self.card_of_pos[c] if self._ace_high else c)
+        if lead:
+            self._led_flat[first_card] = True
         self.num_plays[rows] = start + length
-        owner[rv, cards2[valid]] = PLAYED
-        # Hands, sizes, the union of the hands, the cards played.
-        in_seg = hands & seg[:, None]
-        self.hand_sizes[rows] -= _POPCOUNT[(in_seg >> s13u[:, None]) & _SUIT_BITS]
+        self.cards_played += int(length.sum())
         self._hands[rows] = hands & ~seg[:, None]
         self._held[rows] = held & ~seg
         self._played[rows] |= seg
-        # R10: the compartments of the trump honours and the Pope in the segment.
+        # R10: the compartments of the trump honours and the Pope, and the pairs, in the segments that hold one.
         trumps = self.trumps[rows]
-        for comp, pos_by_trumps in zip(self._award_comps, self._award_pos):
-            p = pos_by_trumps[trumps]
-            hit = ((seg >> p.astype(np.uint64)) & _ONE) != 0
-            if not hit.any():
-                continue
-            j = (p - c)[hit]
-            hr = rows[hit]
-            who = seats2[hit, j]
-            self._take(hr, who, np.full(len(hr), comp), self.board[hr, comp], start[hit] + j, _K_CARD, "play")
-            if comp in (KING_C, QUEEN_C, JACK_C):
-                self.pair_by[hr, (KING_C, QUEEN_C, JACK_C).index(comp)] = who
-        self._pairs(rows, trumps, seg, c, start)
+        hit = np.nonzero(seg & self._award_mask[trumps])[0]
+        if len(hit):
+            self._awards(rows[hit], trumps[hit], seg[hit], c[hit], start[hit])
+        last_card = rows * NUM_CARD_IDS + (self.card_of_pos[end] if self._ace_high else end)
+        last_seat = self._initial_flat[last_card].astype(np.int64)
         # R11: going out.
         if out.any():
-            orows = rows[out]
-            w = seats2[out, (end - c)[out]]
+            orows, w = rows[out], last_seat[out]
             self._take(orows, w, np.full(len(orows), GAME_C), self.board[orows, GAME_C],
                        start[out] + length[out] - 1, _K_GAME, "game")
             self._settle(orows, w)
-        stay = ~out
-        if stay.any():
-            srows, send = rows[stay], end[stay]
-            last_seat = seats2[stay, (send - c[stay])]
-            nxt = send + 1
-            has_next = nxt <= s13[stay] + 12
-            nbit = np.where(has_next, _ONE << np.minimum(nxt, 63).astype(np.uint64), _U(0))
-            self._revealed[srows] |= nbit & self._dead[srows]
-            self.to_act[srows] = last_seat
-            self.leader[srows] = last_seat
+            stay = ~out
+            rows, end, s13, last_seat = rows[stay], end[stay], s13[stay], last_seat[stay]
+        # R9: the stop; a successor in the dead hand is shown to everyone, and the player of the last card leads.
+        nxt = np.minimum(end + 1, 63).astype(np.uint64)
+        nbit = np.where(end < s13 + 12, _ONE << nxt, _U(0))
+        self._revealed[rows] |= nbit & self._dead[rows]
+        self.to_act[rows] = last_seat
+        self.leader[rows] = last_seat
+
+    def _awards(self, rows: np.ndarray, trumps: np.ndarray, seg: np.ndarray, c: np.ndarray, start: np.ndarray) -> None:
+        """R10 for segments holding a trump honour or the Pope: each compartment to the card's player."""
+        bits = seg & self._award_mask[trumps]
+        pairs = (seg & self._pair_mask[trumps]) != 0
+        r, t, sub_c, sub_start = rows, trumps, c, start
+        while len(r):
+            low = bits & (~bits + _ONE)
+            p = np.frexp(low.astype(np.float64))[1].astype(np.int64) - 1
+            comp = self._comp_of_pos[t * 64 + p]
+            who = self._initial_flat[r * NUM_CARD_IDS + self.card_of_pos[p]].astype(np.int64)
+            self._take(r, who, comp, self.board[r, comp], sub_start + p - sub_c, _K_CARD, "play")
+            rank = self._pair_index[comp]
+            honour = rank >= 0
+            self.pair_by[r[honour], rank[honour]] = who[honour]
+            bits ^= low
+            more = bits != 0
+            r, t, sub_c, sub_start, bits = r[more], t[more], sub_c[more], sub_start[more], bits[more]
+        if pairs.any():
+            self._pairs(rows[pairs], trumps[pairs], seg[pairs], c[pairs], start[pairs])
 
     def _pairs(self, rows: np.ndarray, trumps: np.ndarray, seg: np.ndarray, c: np.ndarray, start: np.ndarray) -> None:
         """Matrimony (K+Q) and intrigue (Q+J) when the second card of a pair was played in this segment."""
@@ -605,15 +748,15 @@ class BatchDeals:
         self.board[rows, comps] -= amounts
         self.balances[rows, seats] += amounts
         if self.record:
-            at_arr = np.broadcast_to(np.asarray(at), rows.shape)
-            for r, s, cp, a, t in zip(rows.tolist(), seats.tolist(), comps.tolist(), amounts.tolist(),
-                                      at_arr.tolist()):
-                self._events[r].append((t * 8 + key, cause, s, cp, a))
+            e = self.num_events[rows]
+            self.events[rows, e] = np.stack(np.broadcast_arrays(
+                np.asarray(at) * 8 + key, _CAUSES.index(cause), seats, comps, amounts), axis=1)
+            self.num_events[rows] = e + 1
 
     def _settle(self, rows: np.ndarray, winners: np.ndarray) -> None:
         """R11 (or R5 ``ends_deal``): every other seat pays the winner a counter per card held, the holder of
         the 9♦ excused under ``pope_excused`` when a seat went out; the deals are over."""
-        sizes = self.hand_sizes[rows].copy()
+        sizes = _popcount(self._hands[rows])
         k = len(rows)
         ar = np.arange(k)
         went_out = self.num_plays[rows] > 0
@@ -627,10 +770,6 @@ class BatchDeals:
         self.done[rows] = True
         self.winner[rows] = np.where(went_out, winners, -1)
         self.to_act[rows] = -1
-        if self.record:
-            p = self.players
-            for r, w, row in zip(rows.tolist(), winners.tolist(), sizes.tolist()):
-                self._payments[r] = [((w + i) % p, w, row[(w + i) % p]) for i in range(1, p)]
 
     def _settle_new(self) -> Finished:
         """Report the finished deals and (with ``auto_reset``) deal their slots again, until none is over."""
@@ -678,16 +817,16 @@ class BatchDeals:
         if any(before):
             record["balances_before"] = before
         initial = self.initial_owner[slot]
-        n = int(self.num_plays[slot])
-        events = sorted(self._events[slot], key=lambda e: e[0])
+        cards = self.plays_of(slot)
+        events = self.events[slot, :int(self.num_events[slot])].tolist()
+        events.sort(key=lambda e: e[0])
         record.update(
             hands=[[CARD_NAMES[c] for c in np.nonzero(initial == s)[0].tolist()] for s in range(self.players)],
             dead=[CARD_NAMES[c] for c in self.dead_cards[slot].tolist()],
             turnup=CARD_NAMES[int(self.turnup[slot])],
-            plays=[[s, CARD_NAMES[c]] for s, c in zip(self.play_seats[slot, :n].tolist(),
-                                                      self.play_cards[slot, :n].tolist())],
-            awards=[[cause, s, COMPARTMENTS[cp], a] for _, cause, s, cp, a in events],
-            payments=[list(p) for p in self._payments[slot]],
+            plays=[[int(initial[c]), CARD_NAMES[c]] for c in cards],
+            awards=[[_CAUSES[cause], s, COMPARTMENTS[cp], a] for _, cause, s, cp, a in events],
+            payments=self._payments_of(slot),
             winner=None if self.winner[slot] < 0 else int(self.winner[slot]),
             delta=(self.balances[slot] - self.balances_before[slot]).tolist(),
             board_after=dict(zip(COMPARTMENTS, self.board[slot].tolist())),
@@ -705,13 +844,24 @@ class BatchDeals:
             raise InvalidDealError(f"slot {slot} holds no deal")
         deal = Deal.from_cards(hands, self.dead_cards[slot].tolist(), int(self.dealer[slot]), self.rules,
                                self.board_before[slot].tolist(), self.balances_before[slot].tolist())
-        for card in self.play_cards[slot, :int(self.num_plays[slot])].tolist():
+        for card in self.plays_of(slot):
             deal.play(card)
         return deal
 
+    def _payments_of(self, slot: int) -> list[list[int]]:
+        """R11 (or R5 ``ends_deal``) payments of a finished deal, from its final hands: each other seat, clockwise
+        from the winner, pays a counter per card left (nothing from the excused holder of the 9♦)."""
+        p = self.players
+        winner = int(self.winner[slot])
+        payee = winner if winner >= 0 else int(self.dealer[slot])
+        sizes = _popcount(self._hands[slot]).tolist()
+        holder = int(self.owner[slot, POPE]) if winner >= 0 and self.rules.pope_excused else -1
+        others = [(payee + i) % p for i in range(1, p)]
+        return [[o, payee, 0 if o == holder else sizes[o]] for o in others]
+
     # ----------------------------------------------------------------- from scalar deals
     @classmethod
-    def from_deals(cls, deals: Sequence[Deal], lone_leads: bool = True) -> BatchDeals:
+    def from_deals(cls, deals: Sequence[Deal], lone_leads: bool = True, engine: str = "auto") -> BatchDeals:
         """A batch holding copies of scalar deals (of one rules object and table size), as they stand; it does not
         deal again when they end (``auto_reset`` off).  Forced cards due are played at once, as ``Deal.advance``."""
         if not deals:
@@ -722,6 +872,7 @@ class BatchDeals:
             raise InvalidDealError("every deal of a batch has the same rules and table size")
         self = cls.__new__(cls)
         self.rules, self.players, self.num_deals = rules, players, len(deals)
+        self._choose_engine(engine)
         self.lone_leads, self.auto_reset, self.record = bool(lone_leads), False, False
         self.session_length = 1
         self._rng = self._deal_seed = self._orders = None
@@ -765,7 +916,6 @@ class BatchDeals:
         self.initial_owner[:] = init
         for i, d in enumerate(deals):
             self.dead_cards[i, :len(d.dead)] = d.dead
-        self.hand_sizes[:] = [d.hand_sizes for d in deals]
         self.board[:] = [d.board for d in deals]
         self.balances[:] = [d.balances for d in deals]
         self.board_before[:] = [d.board_before for d in deals]
@@ -781,9 +931,9 @@ class BatchDeals:
         succ = SUCCESSOR[rules.ace_high]
         for i, d in enumerate(deals):
             prev = -1
-            for j, (s, card) in enumerate(d.plays):
-                self.play_cards[i, j], self.play_seats[i, j] = card, s
-                self.play_leads[i, j] = prev < 0 or succ[prev] != card
+            for j, (_, card) in enumerate(d.plays):
+                self.play_order[i, card] = j + 1
+                self.led[i, card] = prev < 0 or succ[prev] != card  # a card that is not due was led
                 prev = card
         self.num_plays[:] = [len(d.plays) for d in deals]
         # A card due (R8) is played now, as the sequence it belongs to.
@@ -799,9 +949,7 @@ class BatchDeals:
         """Play on a sequence whose next card (position ``pos``) is due: as a lead of that card by its holder,
         logged as due rather than led."""
         self.to_act[rows] = self.owner[rows, self.card_of_pos[pos]]
-        start = self.num_plays[rows].copy()
-        self._lead(rows, pos)
-        self.play_leads[rows, start] = False
+        self._lead(rows, pos, lead=False)
 
 
 def order_of_deal(deal: Deal) -> np.ndarray:

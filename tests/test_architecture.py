@@ -5,9 +5,9 @@ The layers, lowest first (README "Architecture"):
 0. vocabulary: ``errors``, ``cards``, ``checks``, ``seats``, ``rules``, ``files``
 1. the game: ``engine``
 2. around a deal: ``session``, ``seat_view``, ``record``, ``render``, ``inference``
-3. numpy: ``observation``, the batch engine ``batch`` and its encoder ``batch_observation``
+3. numpy: ``observation``, the batch engine ``batch`` (compiled loops ``batch_kernels``) and its encoder ``batch_observation``
 4. players: ``players/*``
-5. adapters: ``aec`` (PettingZoo), ``opponents`` and ``gym_env`` (Gymnasium), ``vec_env`` (batch), ``wrappers`` (old alias)
+5. adapters: ``aec`` (PettingZoo), ``opponents`` and ``gym_env`` (Gymnasium), ``vec_env`` and ``vector_env`` (the batch engine), ``wrappers`` (old alias)
 6. applications: ``tournament``, ``stats``, ``__main__``
 
 Every ``import``/``from … import`` of ``popejoan_env`` in every module (function-level ones too) is
@@ -27,9 +27,9 @@ LAYERS: list[set[str]] = [
     {"errors", "cards", "checks", "seats", "rules", "files"},
     {"engine"},
     {"session", "seat_view", "record", "render", "inference"},
-    {"observation", "batch", "batch_observation"},
+    {"observation", "batch", "batch_kernels", "batch_observation"},
     {"players"},
-    {"aec", "opponents", "gym_env", "wrappers", "vec_env"},
+    {"aec", "opponents", "gym_env", "wrappers", "vec_env", "vector_env"},
     {"tournament", "stats", "__main__"},
 ]
 
