@@ -26,6 +26,15 @@ than a step of either engine.  A second Hearts row ("numpy call per step",
 ``rng.choice``/``rng.integers`` at every node) shows what such a harness
 measures instead.
 
+The batch engine (``popejoan_env.batch.BatchDeals``) runs 4 players ``modern``
+at N = 1, 64, 1024 and 8192 deals in flight, for each of its paths (``numba``
+when installed, ``numpy``): every step reads the legal-action masks of all N
+deals (``legal_mask()``, [N, 52]), draws a uniform legal lead per deal
+(``random_actions``) and plays them (``step``: forced cards, lone leads,
+settlement and the auto-reset dealing inside); "with observations" also
+encodes the v2 observation of every seat to act (``encode_batch``, [N, 1285]).
+Memory per deal is the batch's state arrays (plus the observation row).
+
 Results are printed as a table and written to ``benchmarks/results/engine.json``.
 Speed is never asserted by a test; read the figures ±30% on a shared machine.
 """
@@ -184,6 +193,46 @@ def bench_hearts_numpy_per_step(seconds: float, rng: np.random.Generator) -> dic
     }
 
 
+def bench_batch(rules: Rules, players: int, num_deals: int, engine: str, seconds: float,
+                rng: np.random.Generator, observe: bool) -> dict[str, Any] | None:
+    """The batch engine with random legal play for ``seconds``: card plays, choices and deals per second."""
+    from popejoan_env.batch import BatchDeals
+
+    encode = None
+    if observe:
+        try:
+            from popejoan_env.batch_observation import encode_batch as encode
+        except ImportError:
+            return None
+    batch = BatchDeals(rules, players, num_deals, rng=rng, session_length=2 * players, engine=engine)
+    obs = np.zeros((num_deals, 1285), dtype=np.float32) if observe else None
+    for _ in range(3):  # compile (numba) and warm up
+        batch.legal_mask()
+        batch.step(batch.random_actions(rng))
+    played, dealt = batch.cards_played, batch.deals_dealt
+    steps = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        batch.legal_mask()
+        if encode is not None:
+            encode(batch, out=obs)
+        batch.step(batch.random_actions(rng))
+        steps += 1
+        if time.perf_counter() >= deadline:
+            break
+    elapsed = time.perf_counter() - start
+    plays = batch.cards_played - played
+    deals = batch.deals_dealt - dealt
+    memory = batch.memory_bytes + (obs.nbytes // num_deals if obs is not None else 0)
+    return {
+        "game": "popejoan-batch", "engine": batch.engine, "observations": observe, "preset": rules.name,
+        "players": players, "num_deals": num_deals, "seconds": elapsed, "steps": steps, "card_plays": plays,
+        "choices": steps * num_deals, "deals": deals, "card_plays_per_s": plays / elapsed,
+        "choices_per_s": steps * num_deals / elapsed, "deals_per_s": deals / elapsed, "bytes_per_deal": memory,
+    }
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
     info: dict[str, Any] = {
@@ -204,6 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--presets", nargs="+", default=["modern", "victorian"], help="rules presets")
     parser.add_argument("--seed", type=int, default=0, help="seed of the numpy Generator")
     parser.add_argument("--no-hearts", action="store_true", help="skip OpenSpiel Hearts")
+    parser.add_argument("--batch-sizes", type=int, nargs="*", default=[1, 64, 1024, 8192],
+                        help="deals in flight for the batch engine (4 players, modern); none to skip it")
+    parser.add_argument("--engines", nargs="+", default=["numba", "numpy"],
+                        help="batch engine paths to measure (numba is skipped when not installed)")
     parser.add_argument("--out", type=pathlib.Path, default=RESULTS, help=f"JSON output (default {RESULTS})")
     args = parser.parse_args(argv)
 
@@ -220,6 +273,22 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row['choices_per_s']:>9,.0f} choices/s  {row['deals_per_s']:>8,.0f} deals/s",
                 file=sys.stderr,
             )
+    from popejoan_env.batch import NUMBA
+
+    batch_rows: list[dict[str, Any]] = []
+    for engine in args.engines:
+        if engine == "numba" and not NUMBA:
+            print("batch engine numba: skipped (pip install numba)", file=sys.stderr)
+            continue
+        for observe in (False, True):
+            for n in args.batch_sizes:
+                row = bench_batch(Rules.preset("modern"), 4, n, engine, args.seconds, rng, observe)
+                if row is None:
+                    continue
+                batch_rows.append(row)
+                print(f"batch {engine:5s} N={n:<5d} {'obs ' if observe else '    '} "
+                      f"{row['card_plays_per_s']:>12,.0f} card plays/s  {row['bytes_per_deal']:,} bytes/deal",
+                      file=sys.stderr)
     hearts = None if args.no_hearts else bench_hearts(args.seconds, rng)
     hearts_numpy = None if args.no_hearts else bench_hearts_numpy_per_step(args.seconds, rng)
     if hasattr(os, "getloadavg"):
@@ -239,7 +308,18 @@ def main(argv: list[str] | None = None) -> int:
                 f"| OpenSpiel hearts (C++), {h['harness']} | 4 | {h['steps_per_s']:,.0f} decision steps | "
                 f"{h['choices_per_s']:,.0f} | {h['games_per_s']:,.0f} | {h['decision_steps'] / h['games']:.1f} |"
             )
-    result: dict[str, Any] = {"machine": info, "seconds_each": args.seconds, "seed": args.seed, "popejoan": rows}
+    if batch_rows:
+        print("\n| batch engine (4p modern) | N | observations | card plays/s | × scalar | × Hearts | deals/s | "
+              "bytes/deal |\n|---|---:|---|---:|---:|---:|---:|---:|")
+        scalar = next((r["card_plays_per_s"] for r in rows if r["preset"] == "modern" and r["players"] == 4), None)
+        for row in batch_rows:
+            vs_scalar = f"{row['card_plays_per_s'] / scalar:.1f}" if scalar else "–"
+            vs_hearts = f"{row['card_plays_per_s'] / hearts['steps_per_s']:.1f}" if hearts else "–"
+            print(f"| {row['engine']} | {row['num_deals']} | {'yes' if row['observations'] else 'no'} | "
+                  f"{row['card_plays_per_s']:,.0f} | {vs_scalar} | {vs_hearts} | {row['deals_per_s']:,.0f} | "
+                  f"{row['bytes_per_deal']:,} |")
+    result: dict[str, Any] = {"machine": info, "seconds_each": args.seconds, "seed": args.seed, "popejoan": rows,
+                              "batch": batch_rows}
     modern4 = next((r for r in rows if r["preset"] == "modern" and r["players"] == 4), None)
     if hearts is not None:
         result["hearts"] = hearts
