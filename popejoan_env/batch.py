@@ -184,6 +184,8 @@ class BatchDeals:
             raise InvalidDealError(f"num_deals must be a positive integer, got {brief(num_deals)}")
         if sum(x is not None for x in (rng, deal_seed, orders)) != 1:
             raise InvalidDealError("a batch is dealt by exactly one of rng=, deal_seed= or orders=")
+        if rng is not None and not isinstance(rng, np.random.Generator):
+            raise InvalidDealError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         if deal_seed is not None and (as_int(deal_seed) is None or deal_seed < 0):
             raise InvalidDealError(f"deal_seed must be a non-negative integer, got {brief(deal_seed)}")
         length = as_int(session_length)
@@ -200,9 +202,16 @@ class BatchDeals:
         self._deal_seed = None if deal_seed is None else int(deal_seed)
         self._orders = None if orders is None else self._check_orders(orders)
         self._start_board = np.array(parse_board(board), dtype=np.int64)
-        dealers = np.broadcast_to(np.asarray(first_dealer, dtype=np.int64), (n,)).copy()
-        if ((dealers < 0) | (dealers >= players)).any():
-            raise InvalidDealError(f"first_dealer must be a seat 0..{players - 1}, got {brief(first_dealer)}")
+        dealers = np.asarray(first_dealer)
+        if dealers.dtype == bool or not np.issubdtype(dealers.dtype, np.integer) or dealers.shape not in ((), (n,)) \
+                or ((dealers < 0) | (dealers >= players)).any():
+            raise InvalidDealError(
+                f"first_dealer must be a seat 0..{players - 1} (or one per deal), got {brief(first_dealer)}")
+        dealers = np.broadcast_to(dealers.astype(np.int64), (n,)).copy()
+        if not rules.allow_credit and rules.start_counters < sum(rules.dressing):
+            raise InvalidDealError(
+                f"no deal can start: with allow_credit=false a dealer needs {sum(rules.dressing)} counters for "
+                f"the dressing and start_counters is {rules.start_counters}")
         self._setup_tables()
         self._allocate(n)
         self._next_dealer = dealers
@@ -221,11 +230,11 @@ class BatchDeals:
             raise InvalidDealError("engine='numba' needs numba: pip install numba (or use engine='numpy')")
         self._kernel = engine == "numba" or engine == "auto" and NUMBA
         self.engine = "numba" if self._kernel else "numpy"
+        """The path that plays the cards: ``numba`` (compiled loops, batch_kernels) or ``numpy`` (array operations)."""
         if self._kernel:
             from popejoan_env import batch_kernels  # imports numba: only where the compiled path runs
 
             self._k = batch_kernels
-        """The path that plays the cards: ``numba`` (compiled loop, batch_kernels) or ``numpy`` (array operations)."""
 
     def _setup_tables(self) -> None:
         rules, players = self.rules, self.players
