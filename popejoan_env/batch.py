@@ -954,6 +954,30 @@ class BatchDeals:
         self._reported[:] = np.array([d.done for d in deals])
         return self
 
+    def take(self, slots: Sequence[int] | np.ndarray) -> BatchDeals:
+        """A new batch holding copies of the deals in ``slots`` (repeats allowed), as they stand; it does not deal
+        again when they end (``auto_reset`` off) and does not record."""
+        idx = np.asarray(slots)
+        if idx.ndim != 1 or not len(idx) or not np.issubdtype(idx.dtype, np.integer) \
+                or idx.min() < 0 or idx.max() >= self.num_deals:
+            raise InvalidDealError(f"take needs a non-empty list of slots 0..{self.num_deals - 1}, got {brief(slots)}")
+        new = object.__new__(BatchDeals)
+        new.__dict__.update(self.__dict__)
+        for name, value in self.__dict__.items():
+            if isinstance(value, np.ndarray) and value.shape[:1] == (self.num_deals,) and name != "_next_dealer":
+                setattr(new, name, value[idx].copy())
+        new.num_deals = len(idx)
+        new._next_dealer = self._next_dealer[idx].copy()
+        new.auto_reset, new.record = False, False
+        new._rng = new._deal_seed = new._orders = None
+        new._pending = []
+        new.cards_played = 0
+        new._owner_flat = new.owner.reshape(-1)
+        new._initial_flat = new.initial_owner.reshape(-1)
+        new._order_flat = new.play_order.reshape(-1)
+        new._led_flat = new.led.reshape(-1)
+        return new
+
     def _continue(self, rows: np.ndarray, pos: np.ndarray) -> None:
         """Play on a sequence whose next card (position ``pos``) is due: as a lead of that card by its holder,
         logged as due rather than led."""
