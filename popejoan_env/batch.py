@@ -296,7 +296,7 @@ class BatchDeals:
         self.initial_owner = np.zeros((n, NUM_CARD_IDS), dtype=np.int8)
         """[n, 52] the owner table as dealt."""
         self.dead_cards = np.zeros((n, self.dead_size), dtype=np.int8)
-        """[n, dead size] the dead hand by card id, the turn-up last."""
+        """[n, dead size] the dead hand by card id, the turn-up last (-1 pads a shorter one, after ``from_deals``)."""
         self.board = np.zeros((n, 8), dtype=np.int64)
         self.balances = np.zeros((n, p), dtype=np.int64)
         self.board_before = np.zeros((n, 8), dtype=np.int64)
@@ -502,6 +502,10 @@ class BatchDeals:
         rows = np.arange(self.num_deals)
         seats = self.to_act if seats is None else np.asarray(seats)
         return self._cards_of_bits(np.where(seats >= 0, self._hands[rows, np.maximum(seats, 0)], _U(0)))
+
+    def dead_of(self, slot: int) -> list[int]:
+        """Card ids of the dead hand of the deal in ``slot``, the turn-up last."""
+        return [c for c in self.dead_cards[slot].tolist() if c >= 0]
 
     def plays_of(self, slot: int) -> list[int]:
         """Card ids of the deal in ``slot`` in the order played."""
@@ -831,7 +835,7 @@ class BatchDeals:
         events.sort(key=lambda e: e[0])
         record.update(
             hands=[[CARD_NAMES[c] for c in np.nonzero(initial == s)[0].tolist()] for s in range(self.players)],
-            dead=[CARD_NAMES[c] for c in self.dead_cards[slot].tolist()],
+            dead=[CARD_NAMES[c] for c in self.dead_of(slot)],
             turnup=CARD_NAMES[int(self.turnup[slot])],
             plays=[[int(initial[c]), CARD_NAMES[c]] for c in cards],
             awards=[[_CAUSES[cause], s, COMPARTMENTS[cp], a] for _, cause, s, cp, a in events],
@@ -851,7 +855,7 @@ class BatchDeals:
         hands = [np.nonzero(initial == s)[0].tolist() for s in range(self.players)]
         if not self.auto_reset and self.dealer[slot] < 0:
             raise InvalidDealError(f"slot {slot} holds no deal")
-        deal = Deal.from_cards(hands, self.dead_cards[slot].tolist(), int(self.dealer[slot]), self.rules,
+        deal = Deal.from_cards(hands, self.dead_of(slot), int(self.dealer[slot]), self.rules,
                                self.board_before[slot].tolist(), self.balances_before[slot].tolist())
         for card in self.plays_of(slot):
             deal.play(card)
@@ -923,6 +927,7 @@ class BatchDeals:
                     init[i, low.bit_length() - 1] = s
                     m ^= low
         self.initial_owner[:] = init
+        self.dead_cards[:] = -1  # dead hands of different sizes: -1 pads the shorter ones
         for i, d in enumerate(deals):
             self.dead_cards[i, :len(d.dead)] = d.dead
         self.board[:] = [d.board for d in deals]
