@@ -26,6 +26,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import gc
 import importlib.util
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -107,6 +108,8 @@ class Finished:
     """Slot of each finished deal (a slot can appear twice: a deal can end at its turn-up, R5)."""
     deal_ids: np.ndarray
     """Global number of each deal (in the order dealt; ``deal_seed + deal_id`` seeded it)."""
+    sessions: np.ndarray
+    """Number of the session each deal belongs to (sessions are numbered in the order they started)."""
     delta: np.ndarray
     """[k, players] each seat's net counters in the deal, dressing included."""
     winner: np.ndarray
@@ -128,13 +131,13 @@ class Finished:
         """One report from several (in order)."""
         if not parts:
             e = np.zeros(0, dtype=np.int64)
-            return Finished(e, e.copy(), np.zeros((0, players), np.int64), e.copy(), e.copy(),
+            return Finished(e, e.copy(), e.copy(), np.zeros((0, players), np.int64), e.copy(), e.copy(),
                             np.zeros((0, players), np.int64), np.zeros((0, 8), np.int64), [] if record else None)
         if len(parts) == 1:
             return parts[0]
         return Finished(
             *(np.concatenate([getattr(p, f) for p in parts]) for f in
-              ("slots", "deal_ids", "delta", "winner", "plays", "balances", "board")),
+              ("slots", "deal_ids", "sessions", "delta", "winner", "plays", "balances", "board")),
             records=[r for p in parts for r in p.records] if record else None,  # type: ignore[union-attr]
         )
 
@@ -795,6 +798,13 @@ class BatchDeals:
             if not self.auto_reset:
                 self._reported[ended] = True
                 break
+            if self._orders is not None and self.deals_dealt + len(ended) > len(self._orders):
+                # Out of explicit deals: the slots beyond the last one stay over (a step on them is refused).
+                left = len(self._orders) - self.deals_dealt
+                self._reported[ended[left:]] = True
+                ended = ended[:left]
+                if not len(ended):
+                    break
             new_session = self.deal_in_session[ended] >= self.session_length
             if not self.rules.allow_credit:
                 nxt = self._next_dealer[ended]
@@ -804,9 +814,9 @@ class BatchDeals:
         return Finished.concat(parts, self.players, self.record)
 
     def _report(self, rows: np.ndarray) -> Finished:
-        records = [self.deal_record(int(r)) for r in rows] if self.record else None
+        records = self._records(rows) if self.record else None
         return Finished(
-            slots=rows.copy(), deal_ids=self.deal_ids[rows].copy(),
+            slots=rows.copy(), deal_ids=self.deal_ids[rows].copy(), sessions=self.session_ids[rows].copy(),
             delta=self.balances[rows] - self.balances_before[rows], winner=self.winner[rows].copy(),
             plays=self.num_plays[rows].copy(), balances=self.balances[rows].copy(), board=self.board[rows].copy(),
             records=records,
@@ -817,34 +827,69 @@ class BatchDeals:
         """The ``popejoan-record/1`` object of the finished deal in ``slot`` (needs ``record=True``)."""
         if not self.record:
             raise GameOverError("records need a batch made with record=True")
-        if not self.done[slot]:
-            raise GameOverError(f"deal {slot} of the batch is not finished")
-        record: dict[str, Any] = {
-            "format": "popejoan-record/1",
-            "rules": self.rules.to_dict(),
-            "players": self.players,
-            "dealer": int(self.dealer[slot]),
-            "board_before": dict(zip(COMPARTMENTS, self.board_before[slot].tolist())),
-        }
-        before = self.balances_before[slot].tolist()
-        if any(before):
-            record["balances_before"] = before
-        initial = self.initial_owner[slot]
-        cards = self.plays_of(slot)
-        events = self.events[slot, :int(self.num_events[slot])].tolist()
-        events.sort(key=lambda e: e[0])
-        record.update(
-            hands=[[CARD_NAMES[c] for c in np.nonzero(initial == s)[0].tolist()] for s in range(self.players)],
-            dead=[CARD_NAMES[c] for c in self.dead_of(slot)],
-            turnup=CARD_NAMES[int(self.turnup[slot])],
-            plays=[[int(initial[c]), CARD_NAMES[c]] for c in cards],
-            awards=[[_CAUSES[cause], s, COMPARTMENTS[cp], a] for _, cause, s, cp, a in events],
-            payments=self._payments_of(slot),
-            winner=None if self.winner[slot] < 0 else int(self.winner[slot]),
-            delta=(self.balances[slot] - self.balances_before[slot]).tolist(),
-            board_after=dict(zip(COMPARTMENTS, self.board[slot].tolist())),
-        )
-        return record
+        if not 0 <= slot < self.num_deals or not self.done[slot]:
+            raise GameOverError(f"deal {brief(slot)} of the batch is not a finished deal")
+        return self._records(np.array([slot]))[0]
+
+    def _records(self, rows: np.ndarray) -> list[dict[str, Any]]:
+        """The records of the finished deals in ``rows``: every array read once for all of them, then plain Python
+        (with the cyclic garbage collector paused: thousands of live records made it 3× slower; they hold no cycles)."""
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._build_records(rows)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _build_records(self, rows: np.ndarray) -> list[dict[str, Any]]:
+        players = self.players
+        rules = self.rules.to_dict()
+        names = CARD_NAMES
+        holder = self.owner[rows, POPE].tolist() if self.rules.pope_excused else [-1] * len(rows)
+        used = int(self.num_events[rows].max(initial=0))
+        out = []
+        for (initial, order, dealer, before_board, before, dead, turnup, winner, balances, board, events, count,
+             sizes, pope) in zip(
+                self.initial_owner[rows].tolist(), self.play_order[rows].tolist(), self.dealer[rows].tolist(),
+                self.board_before[rows].tolist(), self.balances_before[rows].tolist(), self.dead_cards[rows].tolist(),
+                self.turnup[rows].tolist(), self.winner[rows].tolist(), self.balances[rows].tolist(),
+                self.board[rows].tolist(), self.events[rows, :used].tolist(), self.num_events[rows].tolist(),
+                _popcount(self._hands[rows]).tolist(), holder):
+            hands: list[list[str]] = [[] for _ in range(players)]
+            played = []
+            for c, seat in enumerate(initial):
+                if seat >= 0:
+                    hands[seat].append(names[c])
+                if order[c]:
+                    played.append((order[c], c))
+            played.sort()
+            awards = sorted(events[:count])
+            payee = winner if winner >= 0 else dealer
+            excused = pope if winner >= 0 else -1
+            record: dict[str, Any] = {
+                "format": "popejoan-record/1",
+                "rules": {**rules, "dressing": dict(rules["dressing"])},
+                "players": players,
+                "dealer": dealer,
+                "board_before": dict(zip(COMPARTMENTS, before_board)),
+            }
+            if any(before):
+                record["balances_before"] = before
+            record.update(
+                hands=hands,
+                dead=[names[c] for c in dead if c >= 0],
+                turnup=names[turnup],
+                plays=[[initial[c], names[c]] for _, c in played],
+                awards=[[_CAUSES[cause], seat, COMPARTMENTS[comp], a] for _, cause, seat, comp, a in awards],
+                payments=[[o, payee, 0 if o == excused else sizes[o]]
+                          for o in ((payee + i) % players for i in range(1, players))],
+                winner=None if winner < 0 else winner,
+                delta=[b - a for a, b in zip(before, balances)],
+                board_after=dict(zip(COMPARTMENTS, board)),
+            )
+            out.append(record)
+        return out
 
     def to_deal(self, slot: int) -> Deal:
         """The deal in ``slot`` as a scalar ``Deal`` in the same state (dealt from its cards and board, its plays
@@ -852,25 +897,16 @@ class BatchDeals:
         if not 0 <= slot < self.num_deals:
             raise InvalidDealError(f"slot must be 0..{self.num_deals - 1}, got {brief(slot)}")
         initial = self.initial_owner[slot]
+        if ((self.owner[slot] == PLAYED) & (initial < 0)).any():
+            raise InvalidDealError(
+                f"slot {slot} was loaded from a position without its history (Deal.from_position: who played which "
+                "card is not known), so to_deal cannot rebuild it")
         hands = [np.nonzero(initial == s)[0].tolist() for s in range(self.players)]
-        if not self.auto_reset and self.dealer[slot] < 0:
-            raise InvalidDealError(f"slot {slot} holds no deal")
         deal = Deal.from_cards(hands, self.dead_of(slot), int(self.dealer[slot]), self.rules,
                                self.board_before[slot].tolist(), self.balances_before[slot].tolist())
         for card in self.plays_of(slot):
             deal.play(card)
         return deal
-
-    def _payments_of(self, slot: int) -> list[list[int]]:
-        """R11 (or R5 ``ends_deal``) payments of a finished deal, from its final hands: each other seat, clockwise
-        from the winner, pays a counter per card left (nothing from the excused holder of the 9♦)."""
-        p = self.players
-        winner = int(self.winner[slot])
-        payee = winner if winner >= 0 else int(self.dealer[slot])
-        sizes = _popcount(self._hands[slot]).tolist()
-        holder = int(self.owner[slot, POPE]) if winner >= 0 and self.rules.pope_excused else -1
-        others = [(payee + i) % p for i in range(1, p)]
-        return [[o, payee, 0 if o == holder else sizes[o]] for o in others]
 
     # ----------------------------------------------------------------- from scalar deals
     @classmethod
