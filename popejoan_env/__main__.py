@@ -32,11 +32,13 @@ from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError, RecordError
 from popejoan_env.files import check_writable
 from popejoan_env.record import RecordWriter, deal_record, read_records, verify_record
-from popejoan_env.rules import PRESETS, check_players
+from popejoan_env.rules import PRESETS, Rules, check_players
 from popejoan_env.session import Session
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from popejoan_env.batch import Finished
 
 PROG = "popejoan"
 
@@ -75,6 +77,12 @@ class Command:
 
 
 # --------------------------------------------------------------------- simulate
+BATCH_SIZE = 4096
+"""Default ``--batch-size``: deals in flight with ``--engine batch``."""
+MAX_BATCH_SIZE = 1_000_000
+"""Largest ``--batch-size`` (about 1 kB of state per deal in flight)."""
+
+
 def _add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--players", type=_integer, default=4, help="seats at the table, 3..8 (default 4)")
     parser.add_argument(
@@ -91,11 +99,25 @@ def _add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
         help="deals per session (default 2*players, each player deals twice); sessions run back to back, "
         "each starting with fresh balances and an empty board, the deal still passing left",
     )
-    parser.add_argument("--seed", type=_integer, default=0, help="seed of the single numpy Generator (default 0)")
+    parser.add_argument(
+        "--seed", type=_integer, default=0,
+        help="seed of the single numpy Generator that deals every deal and draws every random lead (default 0)",
+    )
     parser.add_argument(
         "--out", required=True, help="output JSON Lines file (.gz compresses; - writes to stdout)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    parser.add_argument(
+        "--engine", choices=("scalar", "batch"), default="scalar",
+        help="scalar (default): one deal after another with the engine module; batch: --batch-size deals at once "
+        "with the batch engine (batch.BatchDeals, card for card the same rules; building the records takes "
+        "most of its time). The same seed gives the same file for each engine, but not the same deals in both",
+    )
+    parser.add_argument(
+        "--batch-size", type=_integer, default=None, metavar="N",
+        help=f"with --engine batch: deals in flight at once, 1..{MAX_BATCH_SIZE:,} (default {BATCH_SIZE:,}, "
+        "fewer when --deals needs fewer sessions); the deals played depend on it as on --seed",
+    )
 
 
 class RandomLeads:
@@ -131,6 +153,11 @@ def run_simulate(args: argparse.Namespace) -> int:
     length = args.session_length if args.session_length is not None else 2 * args.players
     if length < 1:
         raise UsageError(f"--session-length must be at least 1, got {length}")
+    if args.engine != "batch" and args.batch_size is not None:
+        raise UsageError("--batch-size applies only to --engine batch")
+    batch_size = BATCH_SIZE if args.batch_size is None else args.batch_size
+    if not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise UsageError(f"--batch-size must be 1..{MAX_BATCH_SIZE:,}, got {batch_size}")
     if not rules.allow_credit and rules.start_counters < sum(rules.dressing):
         # Every session starts with fresh balances: no session could ever start a deal.
         raise UsageError(
@@ -139,27 +166,14 @@ def run_simulate(args: argparse.Namespace) -> int:
         )
     _check_out(args.out)
     rng = np.random.default_rng(args.seed)
-    choose = RandomLeads(rng)
     progress = _progress(total=args.deals, unit="deal", quiet=args.quiet)
-    plays = 0
     start = time.perf_counter()
     with RecordWriter(args.out) as writer:
-        dealer, session_index = 0, 0
         try:
-            while writer.count < args.deals:
-                session = Session(
-                    rules, args.players, rng, deals=min(length, args.deals - writer.count), first_dealer=dealer
-                )
-                while not session.over:
-                    deal = session.next_deal()
-                    deal.play_out(choose)
-                    plays += len(deal.plays)
-                    record = deal_record(deal)
-                    record.update(seed=args.seed, deal_index=writer.count, session=session_index)
-                    writer.write(record)
-                    progress.update()
-                dealer = session.dealer
-                session_index += 1
+            if args.engine == "batch":
+                plays, how = _simulate_batch(args, rules, length, batch_size, rng, writer, progress)
+            else:
+                plays, how = _simulate_scalar(args, rules, length, rng, writer, progress), ""
         finally:
             progress.close()
     seconds = time.perf_counter() - start
@@ -167,12 +181,79 @@ def run_simulate(args: argparse.Namespace) -> int:
         # With --out - the records own stdout; the summary goes to stderr.
         out = sys.stderr if args.out == "-" else sys.stdout
         print(
-            f"{writer.count:,} deals ({args.players} players, rules {rules.name}, seed {args.seed}), "
+            f"{writer.count:,} deals ({args.players} players, rules {rules.name}, seed {args.seed}{how}), "
             f"{plays:,} card plays in {seconds:.2f} s: {plays / seconds:,.0f} plays/s, "
             f"{writer.count / seconds:,.0f} deals/s (recording included) -> {args.out}",
             file=out,
         )
     return 0
+
+
+def _simulate_scalar(
+    args: argparse.Namespace, rules: Rules, length: int, rng: np.random.Generator, writer: RecordWriter, progress: Any,
+) -> int:
+    """``--engine scalar``: sessions one after another, each deal played out by ``RandomLeads``; the cards played."""
+    choose = RandomLeads(rng)
+    plays = 0
+    dealer, session_index = 0, 0
+    while writer.count < args.deals:
+        session = Session(rules, args.players, rng, deals=min(length, args.deals - writer.count), first_dealer=dealer)
+        while not session.over:
+            deal = session.next_deal()
+            deal.play_out(choose)
+            plays += len(deal.plays)
+            record = deal_record(deal)
+            record.update(seed=args.seed, deal_index=writer.count, session=session_index)
+            writer.write(record)
+            progress.update()
+        dealer = session.dealer
+        session_index += 1
+    return plays
+
+
+def _simulate_batch(
+    args: argparse.Namespace, rules: Rules, length: int, batch_size: int, rng: np.random.Generator,
+    writer: RecordWriter, progress: Any,
+) -> tuple[int, str]:
+    """``--engine batch``: slots of ``BatchDeals`` each play sessions of ``length`` deals, every lead random
+    (``random_actions``); the cards played of the deals written, and a note for the summary.
+
+    The one Generator ``rng`` deals (whenever the batch deals a slot again) and draws the leads.  The file
+    holds whole sessions in the order they started (the batch's ``session_ids``), each session's deals in
+    order, the last session cut short at ``--deals``, as the scalar engine writes them: ``deal_index`` is the
+    position in the file, ``session`` the session's number.  The deal passes left within a session and, in each
+    slot, from one session to the next.
+    """
+    from popejoan_env.batch import BatchDeals
+
+    # Each session holds `length` deals, or (without credit) at least one: more slots would play unused sessions.
+    shortest = length if rules.allow_credit else 1
+    size = min(batch_size, -(-args.deals // shortest))
+    batch = BatchDeals(rules, args.players, size, rng=rng, session_length=length, record=True)
+    finished: dict[int, list[dict[str, Any]]] = {}  # session number -> its deals reported so far
+    plays = next_session = 0  # the number of the next session to write (every session is written, in order)
+
+    def write_sessions(report: Finished) -> None:
+        nonlocal plays, next_session
+        for record, session in zip(report.records or [], report.sessions.tolist()):
+            finished.setdefault(session, []).append(record)
+        playing = set(batch.session_ids.tolist())
+        while writer.count < args.deals and next_session in finished and next_session not in playing:
+            for record in finished.pop(next_session)[:args.deals - writer.count]:
+                record.update(seed=args.seed, deal_index=writer.count, session=next_session)
+                plays += len(record["plays"])
+                writer.write(record)
+                progress.update()
+            next_session += 1
+
+    write_sessions(batch.advance())  # deals that ended at their turn-up
+    while writer.count < args.deals:
+        # Sessions from `needed` on cannot reach the file: their slots wait (their first deal dealt, not played).
+        needed = next_session + -(-(args.deals - writer.count) // shortest)
+        live = batch.session_ids < needed
+        assert live.any(), "a session the file needs is neither played nor finished"
+        write_sessions(batch.step(batch.random_actions(rng), which=live))
+    return plays, f", batch engine ({batch.engine}, {size:,} deals in flight)"
 
 
 def _check_out(path: str) -> None:
@@ -300,9 +381,11 @@ COMMANDS: list[Command] = [
         """Play deals with random legal play (forced cards as they come, each lead
 uniform among the legal leads) in sessions back to back, and write one
 game record per deal (format popejoan-record/1, one JSON object a line).
+--engine batch plays --batch-size deals at once with the batch engine.
 
-example:
-  popejoan simulate --players 4 --preset modern --deals 10000 --seed 1 --out deals.jsonl""",
+examples:
+  popejoan simulate --players 4 --preset modern --deals 10000 --seed 1 --out deals.jsonl
+  popejoan simulate --engine batch --deals 100000 --seed 1 --out deals.jsonl.gz""",
     ),
     Command(
         "verify", "replay every record of JSON Lines files and check the recorded outcome",
