@@ -100,6 +100,10 @@ def _bits_of(flags: np.ndarray) -> np.ndarray:
     return packed.view("<u8")[:, 0].astype(np.uint64)
 
 
+_TABLES: dict[tuple[Rules, int], dict[str, Any]] = {}
+"""``BatchDeals`` look-up tables per (rules, table size)."""
+
+
 @dataclasses.dataclass
 class Finished:
     """The deals that ended in one ``step`` (or ``reset``), before their slots were dealt again."""
@@ -240,6 +244,20 @@ class BatchDeals:
             self._k = batch_kernels
 
     def _setup_tables(self) -> None:
+        """The look-up tables of this rules object and table size (built once per pair, shared read-only)."""
+        key = (self.rules, self.players)
+        tables = _TABLES.get(key)
+        if tables is None:
+            before = set(vars(self))
+            self._build_tables()
+            tables = {k: v for k, v in vars(self).items() if k not in before}
+            for v in tables.values():
+                if isinstance(v, np.ndarray):
+                    v.flags.writeable = False
+            _TABLES[key] = tables
+        vars(self).update(tables)
+
+    def _build_tables(self) -> None:
         rules, players = self.rules, self.players
         self._ace_high = ace_high = rules.ace_high
         self._lead_any = rules.lead == "any"
