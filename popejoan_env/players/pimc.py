@@ -15,6 +15,20 @@ from popejoan_env.seat_view import SeatView
 
 DEFAULT_SAMPLES = 32
 """Worlds sampled per decision by default (see the players notes for the speed/strength trade-off)."""
+ENGINES = ("scalar", "batch")
+"""How greedy rollouts are played: one ``Deal`` at a time, or every world × candidate at once (``batch_rollout``)."""
+
+
+def default_engine(rollout: str = "greedy") -> str:
+    """The engine of ``rollout`` when none is named: ``batch`` for greedy rollouts when numba is installed (its
+    compiled rollouts are the fastest, ``benchmarks/bench_pimc.py``), else ``scalar`` (the batch's numpy path is
+    slower than scalar rollouts)."""
+    if rollout != "greedy":
+        return "scalar"
+    from popejoan_env.batch import NUMBA  # imported here: the batch engine's module builds its tables (~30 ms)
+
+    return "batch" if NUMBA else "scalar"
+
 
 _ORDER: dict[bool, tuple[int, ...]] = {
     ace_high: tuple(order_in_suit(c, ace_high) for c in range(NUM_CARD_IDS)) for ace_high in (False, True)
@@ -82,22 +96,35 @@ class PimcPlayer(ScriptedPlayer):
     counters for itself.  The same worlds serve every candidate (common random numbers), ties go to
     the ``stops_first`` order.  Parameters: ``samples`` (default 32), ``rollout`` (``greedy`` or
     ``random``), ``sampler`` (``consistent``, the default, or ``uniform``: the old sampler that
-    ignores what leads and the settlement reveal).
+    ignores what leads and the settlement reveal), ``engine`` (``scalar``: one ``Deal`` per rollout, or
+    ``batch``: the greedy rollouts of every world × candidate at once, ``batch_rollout.greedy_gains``,
+    compiled when numba is installed; the same decisions either way; the default is ``batch`` for
+    greedy rollouts when numba is installed, else ``scalar``: ``default_engine``).  Random rollouts
+    always run scalar: they draw from the player's generator between the worlds' draws, an order a
+    batch cannot keep.
     """
 
     name = "pimc"
+    batch_engine = "auto"
+    """The ``BatchDeals`` engine of ``engine=batch`` (``auto``: numba when installed, else numpy)."""
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, rollout: str = "greedy",
-                 sampler: str = "consistent") -> None:
+                 sampler: str = "consistent", engine: str | None = None) -> None:
         if as_int(samples) is None or samples < 1:
             raise UnknownPlayerError(f"pimc: samples must be a positive integer, got {samples!r}")
         if rollout not in ("greedy", "random"):
             raise UnknownPlayerError(f"pimc: rollout must be 'greedy' or 'random', got {rollout!r}")
         if sampler not in SAMPLERS:
             raise UnknownPlayerError(f"pimc: sampler must be one of {list(SAMPLERS)}, got {sampler!r}")
+        if engine is not None and engine not in ENGINES:
+            raise UnknownPlayerError(f"pimc: engine must be one of {list(ENGINES)}, got {engine!r}")
+        if engine == "batch" and rollout != "greedy":
+            raise UnknownPlayerError("pimc: engine=batch plays greedy rollouts only; rollout=random runs scalar")
+        default = default_engine(rollout)
         self.samples = samples
         self.rollout = rollout
         self.sampler = sampler
+        self.engine = engine or default
         params = []
         if samples != DEFAULT_SAMPLES:
             params.append(f"samples={samples}")
@@ -105,6 +132,8 @@ class PimcPlayer(ScriptedPlayer):
             params.append(f"rollout={rollout}")
         if sampler != "consistent":
             params.append(f"sampler={sampler}")
+        if self.engine != default:
+            params.append(f"engine={self.engine}")
         self.name = "pimc" + (":" + ",".join(params) if params else "")
         super().__init__(seed)
 
@@ -123,18 +152,35 @@ class PimcPlayer(ScriptedPlayer):
         consistent worlds drawn uniformly (the weights are all equal when nothing constrains the cards)."""
         sampler = WorldSampler(view, self.sampler)
         rng = self.rng
-        rollout_rng = rng if self.rollout == "random" else None
-        gains = [[0] * len(candidates) for _ in range(self.samples)]
         logs = []
-        for k in range(self.samples):
-            world = sampler.sample(rng)
+        if self.engine == "batch":
+            # Imported here: the batch engine's module builds its tables at import (~30 ms) and the compiled
+            # rollouts load numba (~0.25 s), which a scalar pimc, and every command importing the players, need not pay.
+            from popejoan_env.players.batch_rollout import greedy_gains_at
+
+            # The first world as a Deal (the position every world shares), the others only as card placements:
+            # the same draws as the scalar path's ``sample`` calls, without building a Deal per world.
+            first = sampler.sample(rng)
             logs.append(sampler.log_weight)
-            start = world.balances[0]
-            for i, card in enumerate(candidates):
-                deal = world.copy()
-                deal.play(card)
-                rollout(deal, rollout_rng)
-                gains[k][i] = deal.balances[0] - start
+            hands, dead = [first.hands], [first.dead_mask]
+            for _ in range(self.samples - 1):
+                h, d = sampler.draw(rng)
+                hands.append(h)
+                dead.append(d)
+                logs.append(sampler.log_weight)
+            gains = greedy_gains_at(first, hands, dead, candidates, engine=self.batch_engine).tolist()
+        else:
+            rollout_rng = rng if self.rollout == "random" else None
+            gains = [[0] * len(candidates) for _ in range(self.samples)]
+            for k in range(self.samples):
+                world = sampler.sample(rng)
+                logs.append(sampler.log_weight)
+                start = world.balances[0]
+                for i, card in enumerate(candidates):
+                    deal = world.copy()
+                    deal.play(card)
+                    rollout(deal, rollout_rng)
+                    gains[k][i] = deal.balances[0] - start
         top = max(logs)
         weights = [float(np.exp(x - top)) for x in logs]
         if all(w == 1.0 for w in weights):

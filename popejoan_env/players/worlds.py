@@ -129,12 +129,14 @@ class WorldSampler:
             self._free = [card for card, where in order if where == every]
             self.constrained = bool(self._order)
 
+    def draw(self, rng: np.random.Generator) -> tuple[list[CardMask], CardMask]:
+        """Where one world puts the cards (each relative seat's hand, the dead hand), drawn as ``sample`` draws them;
+        a search that needs no ``Deal`` per world (the batched rollouts) stops here."""
+        return self._uniform(rng) if self.sampler == "uniform" else self._consistent(rng)
+
     def sample(self, rng: np.random.Generator) -> Deal:
         """One world consistent with the view, as a playable ``Deal`` (relative seats, observer = 0)."""
-        if self.sampler == "uniform":
-            hands, dead = self._uniform(rng)
-        else:
-            hands, dead = self._consistent(rng)
+        hands, dead = self.draw(rng)
         if self._base is None:
             self._base = _position(self.view, hands, dead)  # every check, once; kept unplayed
             return self._base.copy()
