@@ -1,11 +1,15 @@
 """Learner steps per second of MaskablePPO on Pope Joan, for several set-ups side by side in one run.
 
-    python training/throughput.py                 # ~5 minutes on 2 cores
-    python training/throughput.py --steps 100000  # longer, steadier figures
+    python training/throughput.py                            # every set-up, ~10 minutes on 2 cores
+    python training/throughput.py --steps 100000             # longer, steadier figures
+    python training/throughput.py --setups old1,batch1       # the old and the new default, 1 torch thread
 
 Each set-up is ``training/train_ppo.py`` with the given flags, no evaluation,
 no checkpoints, no TensorBoard, for the same number of learner decisions;
 the figure is decisions per second of ``model.learn`` (rollouts and updates).
+``old`` is the default before the batch engine (8 copies of the Gymnasium view
+in one process, 512 steps each a rollout), ``batch`` the default now
+(``BatchVecEnv``, 512 envs, 8 steps each: the same 4096-step rollouts).
 """
 
 from __future__ import annotations
@@ -19,41 +23,56 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import train_ppo  # noqa: E402
 
-SETUPS: dict[str, list[str]] = {
+OLD_DEFAULT = ["--vec-env", "dummy", "--n-envs", "8", "--n-steps", "512"]
+"""The default set-up before ``--vec-env batch``."""
+
+SETUPS: dict[str, tuple[str, list[str]]] = {
     # sb3-contrib's tutorial shape: SB3's PPO defaults on one environment
-    "tutorial: 1 env, batch 64, n_steps 2048, 10 epochs, 64x64, torch defaults": [
-        "--n-envs", "1", "--batch-size", "64", "--n-steps", "2048", "--n-epochs", "10", "--net-arch", "64,64",
-        "--no-anneal-lr", "--torch-threads", "0", "--validate-args"],
-    "8 envs in one process, batch 64, 64x64, torch defaults": [
-        "--n-envs", "8", "--batch-size", "64", "--n-steps", "256", "--n-epochs", "10", "--net-arch", "64,64",
-        "--torch-threads", "0", "--validate-args"],
-    "2 envs in worker processes (subproc), batch 512, 1 thread": [
-        "--n-envs", "2", "--vec-env", "subproc", "--n-steps", "1024"],
-    "default set-up, but 1 torch thread": ["--torch-threads", "1"],
-    "default set-up (train_ppo.py without flags)": [],
+    "tutorial": ("tutorial: 1 env, batch 64, n_steps 2048, 10 epochs, 64x64, torch defaults", [
+        "--vec-env", "dummy", "--n-envs", "1", "--batch-size", "64", "--n-steps", "2048", "--n-epochs", "10",
+        "--net-arch", "64,64", "--no-anneal-lr", "--torch-threads", "0", "--validate-args"]),
+    "dummy64": ("8 envs in one process, batch 64, 64x64, torch defaults", [
+        "--vec-env", "dummy", "--n-envs", "8", "--batch-size", "64", "--n-steps", "256", "--n-epochs", "10",
+        "--net-arch", "64,64", "--torch-threads", "0", "--validate-args"]),
+    "subproc": ("2 envs in worker processes (subproc), batch 512, 1 thread", [
+        "--vec-env", "subproc", "--n-envs", "2", "--n-steps", "1024", "--torch-threads", "1"]),
+    "old1": ("old default (8 dummy envs x 512 steps), 1 torch thread", [*OLD_DEFAULT, "--torch-threads", "1"]),
+    "batch1": ("default set-up (batch env, 512 envs x 8 steps), 1 torch thread", ["--torch-threads", "1"]),
+    "old": ("old default (8 dummy envs x 512 steps), 2 torch threads", OLD_DEFAULT),
+    "batch": ("default set-up (train_ppo.py without flags)", []),
 }
 
 
 def main() -> None:
-    """Run every set-up and print a table of learner steps per second."""
+    """Run the chosen set-ups and print a table of learner steps per second."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=40_000, help="learner decisions per set-up")
     parser.add_argument("--seed", type=int, default=1, help="seed of every run")
+    parser.add_argument("--setups", default=",".join(SETUPS),
+                        help=f"comma list of set-ups to run, in order, from {', '.join(SETUPS)}")
     args = parser.parse_args()
+    chosen = [s.strip() for s in args.setups.split(",") if s.strip()]
+    unknown = [s for s in chosen if s not in SETUPS]
+    if unknown or not chosen:
+        parser.error(f"unknown set-up(s) {unknown}; choose from {', '.join(SETUPS)}")
     rows = []
     with tempfile.TemporaryDirectory() as out:
-        for name, flags in SETUPS.items():
+        for key in chosen:
+            name, flags = SETUPS[key]
             summary = train_ppo.main([
                 "--run-name", "throughput", "--output-dir", out, "--seed", str(args.seed),
                 "--total-timesteps", str(args.steps), "--eval-interval", "0", "--final-eval-deals", "0",
                 "--checkpoint-interval", "0", "--no-tensorboard", "--no-progress", *flags,
             ])
-            rows.append((name, summary["learner_steps_per_s"]))
+            rows.append((key, name, summary["learner_steps_per_s"]))
             print(f"{name}: {summary['learner_steps_per_s']:,.0f} learner steps/s", flush=True)
-    base = rows[0][1]
-    print("\n| set-up | learner steps/s | × tutorial |\n|---|---:|---:|")
-    for name, sps in rows:
-        print(f"| {name} | {sps:,.0f} | {sps / base:.1f} |")
+    sps = {key: value for key, _, value in rows}
+    base = rows[0][2]
+    print(f"\n| set-up | learner steps/s | x {rows[0][0]} | x old default, same threads |\n|---|---:|---:|---:|")
+    for key, name, value in rows:
+        old = {"batch1": "old1", "batch": "old"}.get(key)
+        versus = f"{value / sps[old]:.2f}" if old in sps else ""
+        print(f"| {name} | {value:,.0f} | {value / base:.2f} | {versus} |")
 
 
 if __name__ == "__main__":

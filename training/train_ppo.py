@@ -4,9 +4,12 @@
     python training/train_ppo.py --players 3,4,5 --opponents "stops_first:0.5,self:0.5" --total-timesteps 3000000
     python training/train_ppo.py --help                # every knob, with its help text
 
-The learner plays one random seat of ``popejoan_env.gym_env.PopeJoanGymEnv``;
-the other seats are scripted players and frozen snapshots of the learner
-(self-play), drawn from the ``--opponents`` mix (``popejoan_env.opponents``).
+The learner plays one random seat of each deal, as ``popejoan_env.gym_env.PopeJoanGymEnv``
+defines it; the other seats are scripted players and frozen snapshots of the learner
+(self-play), drawn from the ``--opponents`` mix (``popejoan_env.opponents``).  The envs
+are stepped by ``popejoan_env.vec_env.BatchVecEnv`` (``--vec-env batch``: every deal in
+the batch engine, the opponents vectorised) or by copies of the Gymnasium view
+(``dummy``, ``subproc``).
 During training: a progress bar, TensorBoard logs (``charts/...``,
 ``losses/...``, ``eval/...``) under ``<output-dir>/<run-name>/tb``, a
 duplicate-tournament evaluation against the scripted players every
@@ -53,6 +56,13 @@ from popejoan_env.players import make_player
 from popejoan_env.players.learned import LearnedPlayer, model_metadata, policy_from_state, save_model
 from popejoan_env.rules import Rules, check_players
 from popejoan_env.tournament import TournamentResult, run_duplicate
+from popejoan_env.vec_env import make_batch_vec_env
+
+
+VEC_ENVS = {"batch": 512, "dummy": 8, "subproc": 8}
+"""The ways to step the training envs (``--vec-env``) and the number of envs each steps by default."""
+ROLLOUT = 4096
+"""Steps in a rollout when ``--n-steps`` is not given (``n_envs * n_steps``)."""
 
 
 @dataclasses.dataclass
@@ -73,10 +83,10 @@ class Args:
     """deals in one episode (K > 1: a session with board and balances carried)"""
     total_timesteps: int = 1_000_000
     """learner decisions to train for (forced cards and lone legal leads are not decisions)"""
-    n_envs: int = 8
-    """environments stepped together (more envs = bigger batches for the network)"""
-    vec_env: str = "dummy"
-    """dummy: all envs in this process (fastest on 2 cores); subproc: one worker process per env"""
+    n_envs: int = 0
+    """environments (learner seats) stepped together; 0 = the --vec-env's own: 512 for batch, 8 for dummy and subproc"""
+    vec_env: str = "batch"
+    """batch: every env in one BatchVecEnv on the batch engine, opponents vectorised (fastest); dummy: copies of the Gymnasium view in this process; subproc: one worker process per env"""
     net_arch: str = "128,128"
     """hidden layer widths of the policy and of the value network"""
     activation: str = "tanh"
@@ -85,8 +95,8 @@ class Args:
     """Adam learning rate"""
     anneal_lr: bool = True
     """decay the learning rate linearly to 0 over the run"""
-    n_steps: int = 512
-    """steps per environment per rollout (the rollout has n_envs * n_steps steps)"""
+    n_steps: int = 0
+    """steps per environment per rollout; 0 = 4096 / n_envs, so a rollout of 4096 steps whatever the number of envs"""
     batch_size: int = 512
     """minibatch size of the PPO update"""
     n_epochs: int = 10
@@ -172,6 +182,8 @@ class Setup:
     net_arch: list[int]
     balance_range: list[int] | None
     uses_self: bool
+    n_envs: int
+    n_steps: int
 
 
 def _ints(text: str) -> list[int]:
@@ -195,10 +207,16 @@ def check_args(args: Args) -> Setup:
     for name, _ in mix:
         if name != SELF:
             make_player(name)  # an unknown opponent is refused before anything is written
-    if args.activation not in ("tanh", "relu") or args.vec_env not in ("dummy", "subproc") or not net_arch:
-        raise PopeJoanError(f"--activation must be tanh or relu, --vec-env dummy or subproc, --net-arch non-empty; "
-                            f"got {args.activation!r}, {args.vec_env!r}, {args.net_arch!r}")
-    return Setup(rules, table_sizes, net_arch, balance_range, uses_self=any(name == SELF for name, _ in mix))
+    if args.activation not in ("tanh", "relu") or args.vec_env not in VEC_ENVS or not net_arch:
+        raise PopeJoanError(f"--activation must be tanh or relu, --vec-env one of {', '.join(VEC_ENVS)}, "
+                            f"--net-arch non-empty; got {args.activation!r}, {args.vec_env!r}, {args.net_arch!r}")
+    if args.n_envs < 0 or args.n_steps < 0:
+        raise PopeJoanError(f"--n-envs and --n-steps must be positive (0 = the default), "
+                            f"got {args.n_envs} and {args.n_steps}")
+    n_envs = args.n_envs or VEC_ENVS[args.vec_env]
+    n_steps = args.n_steps or max(1, ROLLOUT // n_envs)
+    return Setup(rules, table_sizes, net_arch, balance_range, uses_self=any(name == SELF for name, _ in mix),
+                 n_envs=n_envs, n_steps=n_steps)
 
 
 def clear_run(run_dir: str) -> None:
@@ -339,7 +357,18 @@ class CleanRLBoard(TensorBoardOutputFormat):
         super().write(kv, ex, step)
 
 
-# ---------------------------------------------------------------------- the model
+# ---------------------------------------------------------------------- the envs and the model
+def make_env(args: Args, setup: Setup, seed: int) -> Any:
+    """The training envs: ``BatchVecEnv`` (batch) or copies of ``PopeJoanGymEnv`` (dummy, subproc), seeded."""
+    kwargs = dict(players=setup.table_sizes, rules=setup.rules, opponents=args.opponents,
+                  max_snapshots=args.max_snapshots, deals=args.deals_per_episode, reward_scale=args.reward_scale,
+                  balance_range=setup.balance_range)
+    if args.vec_env == "batch":
+        # PPO reads terminal observations only for truncated episodes, and no episode here is truncated.
+        return make_batch_vec_env(setup.n_envs, seed, terminal_observation=False, **kwargs)
+    return make_vec_env(setup.n_envs, seed, args.vec_env, **kwargs)
+
+
 def make_model(args: Args, setup: Setup, vec: Any, seed: int) -> MaskablePPO:
     """MaskablePPO with the flags' network, schedule and PPO settings, on CPU."""
     lr: Any = args.learning_rate
@@ -347,7 +376,7 @@ def make_model(args: Args, setup: Setup, vec: Any, seed: int) -> MaskablePPO:
         lr = lambda progress: args.learning_rate * progress  # noqa: E731  (progress goes 1 -> 0)
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
     return MaskablePPO(
-        "MlpPolicy", vec, learning_rate=lr, n_steps=args.n_steps, batch_size=args.batch_size,
+        "MlpPolicy", vec, learning_rate=lr, n_steps=setup.n_steps, batch_size=args.batch_size,
         n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
         ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
         policy_kwargs=dict(net_arch=dict(pi=setup.net_arch, vf=setup.net_arch), activation_fn=activation),
@@ -368,6 +397,7 @@ def run_summary(args: Args, argv: list[str] | None, setup: Setup, steps: int, se
         "obs_size": OBS_SIZE,
         "package_version": __version__,
         "seed": args.seed,
+        "envs": {"vec_env": args.vec_env, "n_envs": setup.n_envs, "n_steps": setup.n_steps},
         "timesteps": steps,
         "wall_seconds": {k: round(v, 1) for k, v in seconds.items()},
         "learner_steps_per_s": round(steps / seconds["train"], 1),
@@ -399,17 +429,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         torch.set_num_threads(args.torch_threads)
 
     # ---------------------------------------------------------------- seeding
-    # One place: the env seeds (env i gets seed + i; each env seeds its opponents),
-    # PPO's own seed (python random, numpy, torch via set_random_seed), eval seeds.
+    # One place: the env seeds (batch: every stream of the BatchVecEnv from the seed; dummy/subproc: env i
+    # gets seed + i and seeds its opponents), PPO's own seed (python random, numpy, torch via
+    # set_random_seed, which seeds the envs again with the same seed), eval seeds.
     torch.manual_seed(args.seed)
     env_seed = args.seed
     ppo_seed = args.seed
     eval_seed = args.seed + 10_000
     # ---------------------------------------------------------------- seeding
 
-    vec = make_vec_env(args.n_envs, env_seed, args.vec_env, players=setup.table_sizes, rules=setup.rules,
-                       opponents=args.opponents, max_snapshots=args.max_snapshots, deals=args.deals_per_episode,
-                       reward_scale=args.reward_scale, balance_range=setup.balance_range)
+    vec = make_env(args, setup, env_seed)
     model = make_model(args, setup, vec, ppo_seed)
     if setup.uses_self:  # the 'self' share needs a snapshot before the first reset: the untrained network
         first = save_model(model, os.path.join(ckpt_dir, "snapshot_0000000.zip"), metadata(args, setup, 0))
@@ -418,7 +447,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         model.set_logger(Logger(os.path.join(run_dir, "tb"), [CleanRLBoard(os.path.join(run_dir, "tb"))]))
 
     print(f"training {args.run_name}: {args.preset}, players {setup.table_sizes}, opponents {args.opponents}, "
-          f"{args.total_timesteps:,} steps, {args.n_envs} {args.vec_env} envs, obs {OBS_SIZE} (v{OBS_VERSION})",
+          f"{args.total_timesteps:,} steps, {setup.n_envs} {args.vec_env} envs x {setup.n_steps} steps a rollout, "
+          f"obs {OBS_SIZE} (v{OBS_VERSION})",
           flush=True)
     callback = Callback(args, setup, ckpt_dir, eval_seed)
     t_start = time.perf_counter()

@@ -1,0 +1,906 @@
+"""Stable-Baselines3 ``VecEnv`` on the batch engine: N learner seats stepped together, for MaskablePPO.
+
+``BatchVecEnv(n, ...)`` is ``n`` copies of the Gymnasium view (``gym_env.PopeJoanGymEnv``)
+with the same episodes, rewards and infos, but every deal lives in a ``BatchDeals``
+(one per table size) and the opponents play in lockstep: each round of the
+opponents is one ``BatchDeals.step`` for every deal where an opponent is to act.
+
+=====================  =====================================================
+observation            ``batch_observation.encode_batch`` of the learner's seat
+                       (equal to ``observation.encode(deal, learner)``), float32
+                       ``[n, OBS_SIZE]``
+action                 one card id per env (``Discrete(52)``)
+``action_masks()``     bool ``[n, 52]``; ``env_method("action_masks")`` gives the
+                       rows (sb3-contrib's ``get_action_masks``)
+reward                 the change of the learner's balance since its previous
+                       decision (times ``reward_scale``): an episode's rewards
+                       sum to its ``counters``, dressing, turn-up and settlement
+                       included
+episode                one deal (``deals=K``: a session of K deals), a table size,
+                       learner seat and opponents drawn for each; balances start
+                       at ``start_counters`` or are drawn from ``balance_range``;
+                       an episode in which the learner never has a real decision
+                       is dealt again, as in the Gymnasium view
+info (episode end)     ``counters``, ``players``, ``learner``, ``winner``,
+                       ``opponents`` (names by seat), ``episode`` (Monitor's
+                       ``r``, ``l``, ``t`` and ``counters``) and, with
+                       ``terminal_observation=True``, ``terminal_observation``
+=====================  =====================================================
+
+Opponents: ``random``, ``lowest``, ``stops_first`` and ``pool_hunter`` are computed for
+all their deals at once (``random_leads``, ``lowest_leads``, ``stops_first_leads``,
+``pool_hunter_leads``; with numba installed ``compiled_leads`` runs the last two as a
+compiled loop): the scalar players' very choices, pool_hunter's values to the bit.  The
+self-play snapshots (``self``) are answered by one ``encode_batch`` per round and one
+forward of each snapshot's network (torch, ``policy_leads``) for every deal where that
+snapshot is to act.  Any other player (``pimc``, a model file) plays through its ``act`` on
+``seat_view(batch.to_deal(slot), seat)``: correct, slow.
+
+A round is as slow as its slowest deal, and the slowest are new episodes (the opponents
+before the learner's first decision): so each table also holds spare episodes, drawn
+ahead and played in the rounds the others need anyway; an env whose episode ends takes
+the oldest spare of the table size it draws.
+
+The terminal observation needs the finished deal, which the batch deals again in
+place: it is rebuilt from the deal's record (``record.replay_record``), exact but
+slow, so ``terminal_observation=False`` leaves it out (PPO reads it only for
+truncated episodes, and these episodes never are).
+
+>>> vec = BatchVecEnv(4, players=4, opponents="stops_first")
+>>> _ = vec.seed(3)
+>>> obs = vec.reset()
+>>> masks = vec.action_masks()
+>>> obs, rewards, dones, infos = vec.step(masks.argmax(axis=1))
+>>> obs.shape, masks.shape
+((4, 1285), (4, 52))
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import os
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.vec_env import VecEnv
+
+from popejoan_env.batch import BatchDeals, Finished
+from popejoan_env.batch_observation import encode_batch
+from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, JACK, KING, NUM_CARD_IDS, POPE, QUEEN
+from popejoan_env.checks import as_int, brief
+from popejoan_env.engine import AWARD_OF, DEAD, PLAYED
+from popejoan_env.errors import IllegalActionError, PopeJoanError
+from popejoan_env.gym_env import table_sizes
+from popejoan_env.observation import OBS_SIZE, encode
+from popejoan_env.opponents import SELF, OpponentPool
+from popejoan_env.players.pool_hunter import (
+    CARD_VALUE, CLEAR_WEIGHT, DENY_WEIGHT, LEAD_VALUE, ORPHAN_VALUE,
+)
+from popejoan_env.record import replay_record
+from popejoan_env.rules import INTRIGUE_C, MATRIMONY_C, Rules, resolve_rules
+from popejoan_env.seat_view import seat_view
+
+__all__ = ["BatchVecEnv", "compiled_leads", "lowest_leads", "make_batch_vec_env", "policy_leads",
+           "pool_hunter_leads", "pool_hunter_values", "random_leads", "stops_first_leads"]
+
+
+# ---------------------------------------------------------------------- vectorised opponents
+def random_leads(legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``random``'s card in each row of ``legal`` ([k, 52] bool): a lone legal card at once, else
+    ``legal[rng.integers(count)]`` in card order — the draws ``RandomPlayer`` sharing ``rng`` makes row by row."""
+    count = legal.sum(axis=1)
+    pick = np.zeros(len(legal), dtype=np.int64)
+    multi = count > 1
+    if multi.any():
+        pick[multi] = rng.integers(count[multi])
+    return np.argmax(legal.cumsum(axis=1) > pick[:, None], axis=1)
+
+
+_ORDER = np.arange(13)
+"""Position in suit, 0 = lowest (``stops.order_in_suit``)."""
+_IN_PACK = np.arange(NUM_CARD_IDS) != EIGHT_DIAMONDS
+_AWARD_OF = np.array(AWARD_OF, dtype=np.int64)
+"""[trumps, card] the compartment a card takes when played, or -1."""
+
+
+def _by_position(batch: BatchDeals, cards: np.ndarray) -> np.ndarray:
+    """[k, 52] by card id -> [k, 4, 13] by suit and position in suit (the Ace on top under ``ace_high``)."""
+    return cards[:, batch.card_of_pos].reshape(len(cards), 4, 13)
+
+
+def lowest_leads(batch: BatchDeals, legal: np.ndarray) -> np.ndarray:
+    """``lowest``'s card in each row of ``legal``: the lowest legal card by rank in suit (Aces first), then card id."""
+    order = batch.pos_of_card % 13
+    key = np.where(legal, order * NUM_CARD_IDS + np.arange(NUM_CARD_IDS), np.iinfo(np.int64).max)
+    return np.argmin(key, axis=1)
+
+
+class _Reading(NamedTuple):
+    """What the scripted players read from a seat's view (``players.stops``), by suit and position in suit."""
+
+    hand: np.ndarray       # [k, 4, 13] the observer's cards
+    gone: np.ndarray       # [k, 4, 13] cards nobody can play any more (``stops.gone``); the 8♦ among them
+    run: np.ndarray        # [k, 4, 13] the run a lead of each card plays from the hand (``stops.run_from``)
+    stops: np.ndarray      # [k, 4, 13] whether that run ends in a known stop
+    orphan: np.ndarray     # [k, 4, 13] nobody can lead up to the card (``stops.orphans``)
+    candidate: np.ndarray  # [k, 4, 13] the leads worth considering (``stops.lead_candidates``)
+    n_unseen: np.ndarray   # [k] how many cards the observer cannot place (``SeatView.unseen``)
+    sees_dead: np.ndarray  # [k] the observer sees the whole dead hand
+    n_known_dead: np.ndarray  # [k] how many dead cards are shown to all (``SeatView.known_dead``)
+    mine: np.ndarray       # [k, 52] by card id: cards the observer played
+
+
+def _read(batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> _Reading:
+    """The scripted players' reading of the seat to act in the deals ``rows`` (``legal``: its legal cards)."""
+    k = len(rows)
+    rules = batch.rules
+    seat = batch.to_act[rows]
+    owner = batch.owner[rows].astype(np.int64)
+    hand = owner == seat[:, None]
+    played = owner == PLAYED
+    known_dead = batch.revealed_dead[rows]
+    seen_dead = known_dead
+    sees = np.zeros(k, dtype=bool)
+    if rules.dealer_sees_dead_hand:
+        sees = seat == batch.dealer[rows]
+        seen_dead = np.where(sees[:, None], owner == DEAD, known_dead)
+    unseen = ~(hand | played | seen_dead) & _IN_PACK
+    # inference.inferred of every other seat: below its leads (lowest_of_suit), everything when it has no cards.
+    players = batch.players
+    initial = batch.initial_owner[rows]
+    inferred = np.broadcast_to((batch.hand_sizes[rows] == 0)[:, :, None], (k, players, NUM_CARD_IDS)).copy()
+    if rules.lead != "any":
+        led_by = batch.led[rows][:, None, :] & (initial[:, None, :] == np.arange(players)[None, :, None])
+        pos = led_by[:, :, batch.card_of_pos].reshape(k, players, 4, 13)
+        above = np.zeros_like(pos)
+        above[..., :12] = np.logical_or.accumulate(pos[..., :0:-1], axis=-1)[..., ::-1]
+        inferred |= above.reshape(k, players, NUM_CARD_IDS)[:, :, batch.pos_of_card]
+    inferred[np.arange(k), seat] = True  # the observer is not among the others
+    gone = played | seen_dead | (unseen & inferred.all(axis=1))
+    gone[:, EIGHT_DIAMONDS] = True  # not in the pack: the 7♦ has no successor, the 9♦ no predecessor
+    h, g = _by_position(batch, hand), _by_position(batch, gone)
+    run = np.zeros((k, 4, 14), dtype=np.int64)  # run[..., p]: cards of the hand from position p up, unbroken
+    for p in range(12, -1, -1):
+        run[..., p] = np.where(h[..., p], run[..., p + 1] + 1, 0)
+    run = run[..., :13]
+    after = np.minimum(_ORDER + run, 13)
+    stops = np.take_along_axis(np.concatenate([g, np.ones((k, 4, 1), bool)], axis=-1), after, axis=-1)
+    orphan = np.concatenate([np.ones((k, 4, 1), bool), g[..., :12]], axis=-1)
+    candidate = _by_position(batch, legal)
+    if rules.lead == "any":  # the bottom of each run in hand
+        below_held = np.concatenate([np.zeros((k, 4, 1), bool), h[..., :12]], axis=-1)
+        bottoms = candidate & ~below_held
+        none = ~bottoms.any(axis=(1, 2))
+        bottoms[none] = candidate[none]
+        candidate = bottoms
+    return _Reading(h, g, run, stops, orphan, candidate, unseen.sum(axis=1), sees, known_dead.sum(axis=1),
+                    played & (initial == seat[:, None]))
+
+
+def stops_first_leads(batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """``stops_first``'s card in the deals ``rows`` of ``batch`` for the seat to act (``legal``: their legal cards):
+    ``stops_first_key`` of every candidate as one integer, the highest played."""
+    r = _read(batch, rows, legal)
+    card = batch.card_of_pos.reshape(4, 13)
+    tier = np.where(r.stops, 3, np.where(card == POPE, 2, np.where(r.orphan, 1, 0)))
+    score = (((tier * 14 + np.where(r.stops, r.run, 0)) * 13 + (12 - _ORDER)) * 14 + np.where(r.stops, 0, r.run)) \
+        * NUM_CARD_IDS + (NUM_CARD_IDS - 1 - card)
+    best = np.argmax(np.where(r.candidate, score, -1).reshape(len(rows), NUM_CARD_IDS), axis=1)
+    return batch.card_of_pos[best]
+
+
+def pool_hunter_leads(batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """``pool_hunter``'s card in the deals ``rows`` for the seat to act: the best value, ties to the lowest card id."""
+    values = pool_hunter_values(batch, rows, legal)
+    return np.argmax(values == values.max(axis=1, keepdims=True), axis=1)
+
+
+def pool_hunter_values(batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """[k, 52] by card id: ``pool_hunter.lead_values`` of each candidate lead (-inf elsewhere), computed with the
+    same floating-point operations in the same order, so the very same numbers."""
+    r = _read(batch, rows, legal)
+    k = len(rows)
+    # Every candidate lead as one element: f = (row * 4 + suit) * 13 + position.
+    f = np.flatnonzero(r.candidate.reshape(-1))
+    rs, p = f // 13, f % 13
+    row = rs // 4
+    board = batch.board[rows]
+    trumps = batch.trumps[rows]
+    comp = _by_position(batch, _AWARD_OF[trumps]).reshape(k, 52)       # compartment or -1, by position
+    prize = np.where(comp >= 0, np.take_along_axis(board, np.maximum(comp, 0), axis=1), 0).reshape(-1)
+    hand, gone = r.hand.reshape(-1), r.gone.reshape(-1)
+    run = r.run.reshape(-1)[f]
+    end = p + run                                                        # the position after the run
+    # The run's own prizes and the pairs it completes (whole counters: exact in any order).
+    total = np.zeros((k * 4, 14), dtype=np.int64)
+    total[:, 1:] = prize.reshape(k * 4, 13).cumsum(axis=1)
+    value = (total[rs, end] - total[rs, p]).astype(np.float64)
+    in_trumps = rs % 4 == trumps[row]
+    held: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for rank in (KING, QUEEN, JACK):
+        c = trumps[row] * 13 + rank
+        at = batch.pos_of_card[c] % 13
+        new = in_trumps & (p <= at) & (at < end)
+        held[rank] = new, new | r.mine[row, c]
+    (new_k, k_), (new_q, q_), (new_j, j_) = held[KING], held[QUEEN], held[JACK]
+    value += np.where(k_ & q_ & (new_k | new_q), board[row, MATRIMONY_C], 0)
+    value += np.where(q_ & j_ & (new_q | new_j), board[row, INTRIGUE_C], 0)
+    # Walk on up the suit past the run.
+    hidden = np.where(r.sees_dead, 0, batch.dead_cards.shape[1] - r.n_known_dead)
+    in_hand = np.where(r.n_unseen > 0, 1.0 - hidden / np.maximum(r.n_unseen, 1), 0.0)[row]
+    reach = np.ones(len(f))
+    alive = np.ones(len(f), dtype=bool)
+    nxt = end
+    base = rs * 13
+    for _ in range(13):
+        at = base + np.minimum(nxt, 12)
+        alive &= (nxt < 13) & ~gone[at] & (reach > 0.05)
+        if not alive.any():
+            break
+        mine = alive & hand[at]
+        theirs = alive & ~hand[at]
+        worth = prize[at]
+        value = np.where(mine, value + reach * worth, value)
+        reach = np.where(theirs, reach * in_hand, reach)
+        value = np.where(theirs, value - DENY_WEIGHT * reach * worth, value)
+        nxt = nxt + 1
+    if batch.rules.lead != "any":  # clearing the cards below one's own prizes
+        below = np.zeros(len(f), dtype=np.int64)
+        for q in range(13):
+            left = hand[base + q] & ~((p <= q) & (q < end))
+            value = np.where(left, value + CLEAR_WEIGHT * prize[base + q] / (1 + below), value)
+            below += left
+    value = np.where(r.stops.reshape(-1)[f], value + LEAD_VALUE, value)
+    value += CARD_VALUE * run
+    value = np.where(r.orphan.reshape(-1)[f], value + ORPHAN_VALUE, value)
+    value -= 0.01 * p
+    out = np.full((k, NUM_CARD_IDS), -np.inf)
+    out[row, batch.card_of_pos[(rs % 4) * 13 + p]] = value
+    return out
+
+
+# ---------------------------------------------------------------------- compiled (numba)
+def _scripted_kernel(  # type: ignore[no-untyped-def]
+        player, rows, owner, initial, led, revealed, dealer, to_act, sizes, board, trumps, legal, pos_of_card,
+        card_of_pos, award_of, lead_any, dealer_sees, dead_size, consts, weights, out):
+    """``stops_first`` (player 0) or ``pool_hunter`` (player 1) for each deal of ``rows``, one deal at a time,
+    card by card: the numpy functions' reading and arithmetic (the scalar players', operation for operation).
+    ``consts``: the 8♦, the Pope, the King, Queen and Jack ranks, matrimony and intrigue; ``weights``:
+    pool_hunter's DENY, LEAD, CARD, ORPHAN and CLEAR weights."""
+    eight, pope, king, queen, jack, matrimony, intrigue = consts
+    deny, lead_value, card_value, orphan_value, clear = weights
+    players = sizes.shape[1]
+    h = np.zeros(52, dtype=np.bool_)        # by position: held, gone
+    g = np.zeros(52, dtype=np.bool_)
+    run = np.zeros(52, dtype=np.int64)
+    cand = np.zeros(52, dtype=np.bool_)
+    unseen = np.zeros(52, dtype=np.bool_)   # by card id
+    mine = np.zeros(52, dtype=np.bool_)     # by card id
+    top_led = np.zeros((players, 4), dtype=np.int64)
+    prize = np.zeros(52, dtype=np.int64)
+    ranks = np.array([king, queen, jack])
+    for i in range(len(rows)):
+        r = rows[i]
+        seat = to_act[r]
+        sees = dealer_sees and seat == dealer[r]
+        top_led[:, :] = -1
+        n_unseen = 0
+        n_known = 0
+        for c in range(52):
+            p = pos_of_card[c]
+            o = owner[r, c]
+            seen = (o == -1) if sees else revealed[r, c]  # owner -1: dead, -2: played (engine.DEAD, PLAYED)
+            n_known += revealed[r, c]
+            h[p] = o == seat
+            g[p] = o == -2 or seen
+            unseen[c] = not (h[p] or g[p]) and c != eight
+            n_unseen += unseen[c]
+            mine[c] = o == -2 and initial[r, c] == seat
+            if led[r, c] and not lead_any:
+                j = initial[r, c]
+                top_led[j, p // 13] = max(top_led[j, p // 13], p % 13)
+            cand[p] = legal[i, c]
+        for c in range(52):  # inference.must_be_dead: unseen, and every other seat is inferred not to hold it
+            if unseen[c]:
+                p = pos_of_card[c]
+                nowhere = True
+                for j in range(players):
+                    if j != seat and sizes[r, j] > 0 and p % 13 >= top_led[j, p // 13]:
+                        nowhere = False
+                        break
+                g[p] = nowhere
+        g[pos_of_card[eight]] = True
+        for suit in range(4):
+            length = 0
+            for q in range(12, -1, -1):
+                length = length + 1 if h[suit * 13 + q] else 0
+                run[suit * 13 + q] = length
+        if lead_any:  # players.stops.lead_candidates: the bottom of each run in hand
+            left = False
+            for p in range(52):
+                if cand[p] and p % 13 > 0 and h[p - 1]:
+                    cand[p] = False
+                left = left or cand[p]
+            if not left:
+                for c in range(52):
+                    cand[pos_of_card[c]] = legal[i, c]
+        t = trumps[r]
+        in_hand = 0.0
+        if player == 1:
+            for p in range(52):
+                comp = award_of[t, card_of_pos[p]]
+                prize[p] = board[r, comp] if comp >= 0 else 0
+            hidden = 0 if sees else dead_size - n_known
+            in_hand = 1.0 - hidden / n_unseen if n_unseen else 0.0
+        best_p, best_score, best_value = -1, -1, -np.inf
+        for p in range(52):
+            if not cand[p]:
+                continue
+            q, length = p % 13, run[p]
+            stops = g[p + length] if q + length < 13 else True
+            orphan = q == 0 or g[p - 1]
+            card = card_of_pos[p]
+            if player == 0:  # stops_first_key as one integer
+                if stops:
+                    score = ((3 * 14 + length) * 13 + (12 - q)) * 14 * 52 + 51 - card
+                else:
+                    tier = 2 if card == pope else 1 if orphan else 0
+                    score = (((tier * 14) * 13 + (12 - q)) * 14 + length) * 52 + 51 - card
+                if score > best_score:
+                    best_score, best_p = score, p
+                continue
+            whole = 0  # pool_hunter.lead_values: the run's prizes and the pairs it completes, whole counters
+            for x in range(p, p + length):
+                whole += prize[x]
+            if p // 13 == t:
+                new = np.zeros(3, dtype=np.bool_)
+                has = np.zeros(3, dtype=np.bool_)
+                for n in range(3):
+                    c = t * 13 + ranks[n]
+                    new[n] = q <= pos_of_card[c] % 13 < q + length
+                    has[n] = new[n] or mine[c]
+                if has[0] and has[1] and (new[0] or new[1]):
+                    whole += board[r, matrimony]
+                if has[1] and has[2] and (new[1] or new[2]):
+                    whole += board[r, intrigue]
+            value = float(whole)
+            reach = 1.0
+            x, qx = p + length, q + length
+            while qx < 13 and not g[x] and reach > 0.05:
+                if h[x]:
+                    value = value + reach * prize[x]
+                else:
+                    reach = reach * in_hand
+                    value = value - deny * reach * prize[x]
+                x += 1
+                qx += 1
+            if not lead_any:
+                below = 0
+                for y in range(p - q, p - q + 13):
+                    if h[y] and not p <= y < p + length:
+                        value = value + clear * prize[y] / (1 + below)
+                        below += 1
+            if stops:
+                value = value + lead_value
+            value = value + card_value * length
+            if orphan:
+                value = value + orphan_value
+            value = value - 0.01 * q
+            if value > best_value or value == best_value and card < card_of_pos[best_p]:
+                best_value, best_p = value, p
+        out[i] = card_of_pos[best_p]
+
+
+try:
+    import numba
+except ImportError:  # the numpy functions above play instead
+    _compiled = None
+else:
+    _compiled = numba.njit(cache=True, nogil=True)(_scripted_kernel)
+
+_KERNEL_CONSTS = np.array([EIGHT_DIAMONDS, POPE, KING, QUEEN, JACK, MATRIMONY_C, INTRIGUE_C], dtype=np.int64)
+_KERNEL_WEIGHTS = np.array([DENY_WEIGHT, LEAD_VALUE, CARD_VALUE, ORPHAN_VALUE, CLEAR_WEIGHT], dtype=np.float64)
+
+
+def compiled_leads(player: str, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """``stops_first_leads`` or ``pool_hunter_leads`` (``player``) through the compiled loop; needs numba."""
+    if player not in ("stops_first", "pool_hunter"):
+        raise PopeJoanError(f"compiled_leads plays stops_first or pool_hunter, not {brief(player)}")
+    if _compiled is None:
+        raise PopeJoanError("compiled_leads needs numba: pip install numba (or use stops_first_leads / "
+                            "pool_hunter_leads)")
+    out = np.empty(len(rows), dtype=np.int64)
+    rules = batch.rules
+    _compiled(("stops_first", "pool_hunter").index(player), np.asarray(rows, dtype=np.int64), batch.owner,
+              batch.initial_owner, batch.led, batch.revealed_dead, batch.dealer, batch.to_act, batch.hand_sizes,
+              batch.board, batch.trumps, np.ascontiguousarray(legal), batch.pos_of_card, batch.card_of_pos,
+              _AWARD_OF, rules.lead == "any", rules.dealer_sees_dead_hand, batch.dead_cards.shape[1],
+              _KERNEL_CONSTS, _KERNEL_WEIGHTS, out)
+    return out
+
+
+def policy_leads(policy: Any, obs: np.ndarray, legal: np.ndarray, rng: np.random.Generator,
+                 deterministic: bool) -> np.ndarray:
+    """A learned ``Policy``'s card in each row (one forward for all rows): the best legal logit, or a sample of the
+    masked softmax drawn as ``Policy.pick`` draws it (a lone legal card at once, without a draw)."""
+    z = np.where(legal, _logits(policy, obs), -np.inf)
+    if deterministic:
+        return np.argmax(z, axis=1)
+    count = legal.sum(axis=1)
+    out = np.argmax(legal, axis=1)
+    multi = np.flatnonzero(count > 1)
+    if len(multi):
+        zm = z[multi]
+        p = np.exp(zm - zm.max(axis=1, keepdims=True))
+        p = (p / p.sum(axis=1, keepdims=True)).astype(np.float64)
+        cdf = p.cumsum(axis=1)
+        cdf /= cdf[:, -1:]
+        out[multi] = np.argmax(cdf > rng.random(len(multi))[:, None], axis=1)
+    return out
+
+
+_TORCH_LAYERS: weakref.WeakKeyDictionary[Any, list[tuple[Any, Any]]] = weakref.WeakKeyDictionary()
+
+
+def _logits(policy: Any, obs: np.ndarray) -> np.ndarray:
+    """``policy.logits(obs)`` for a batch, through torch: numpy's BLAS would start threads of its own for a
+    batch (they fight the trainer's for the cores: 100x slower on 2 busy cores), torch keeps to
+    ``torch.set_num_threads``.  The weights are shared with the policy's arrays, not copied."""
+    import torch
+
+    layers = _TORCH_LAYERS.get(policy)
+    if layers is None:
+        layers = _TORCH_LAYERS[policy] = [(torch.from_numpy(w), torch.from_numpy(b))
+                                          for w, b in (*policy.layers, policy.head)]
+    act = torch.tanh if policy.metadata["activation"] == "tanh" else torch.relu
+    with torch.inference_mode():
+        x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
+        for w, b in layers[:-1]:
+            x = act(torch.addmm(b, x, w))
+        w, b = layers[-1]
+        return torch.addmm(b, x, w).numpy()
+
+
+# ---------------------------------------------------------------------- the env
+_RANDOM, _LOWEST, _STOPS_FIRST, _POOL_HUNTER, _SNAPSHOT, _SCALAR = range(6)
+_VECTORISED = {"random": _RANDOM, "lowest": _LOWEST, "stops_first": _STOPS_FIRST, "pool_hunter": _POOL_HUNTER}
+
+
+_FREE, _SPARE = -1, -2
+"""``_Table.env`` of a slot that holds no episode, and of one that holds a spare episode (drawn, bound to no env)."""
+
+
+@dataclasses.dataclass
+class _Table:
+    """The deals of one table size, and the episode each slot holds: its learner, its opponents, its counters."""
+
+    batch: BatchDeals
+    env: np.ndarray       # [slots] the env the episode is bound to, or _FREE, or _SPARE
+    learner: np.ndarray   # [slots] the learner's seat
+    pick: np.ndarray      # [slots, players] index into the mix's names of each seat's player, -1 at the learner's
+    snap: np.ndarray      # [slots, players] key of the snapshot at a 'self' seat, -1 elsewhere
+    start: np.ndarray     # [slots] the learner's balance when the episode (its session) began
+    mark: np.ndarray      # [slots] the learner's balance at its last decision
+    deals: np.ndarray     # [slots] deals of the episode finished
+    dealer: np.ndarray    # [slots] dealer of the episode's deal now
+    spares: collections.deque[int]  # slots of spare episodes, oldest first
+    voids: int = 0        # spare episodes that ended before the learner's first decision, not yet redrawn
+
+    @classmethod
+    def new(cls, batch: BatchDeals) -> _Table:
+        """A table with every slot free."""
+        n, p = batch.num_deals, batch.players
+
+        def full(*shape: int) -> np.ndarray:
+            return np.full(shape, -1, dtype=np.int64)
+
+        return cls(batch, full(n), full(n), full(n, p), full(n, p), full(n), full(n), full(n), full(n),
+                   collections.deque())
+
+    @property
+    def players(self) -> int:
+        """Seats at this table."""
+        return self.batch.players
+
+
+class BatchVecEnv(VecEnv):
+    """``num_envs`` learner seats on the batch engine, one per env; the keywords are ``PopeJoanGymEnv``'s.
+
+    Each table has ``2 * num_envs`` slots: besides the episodes being played, spare episodes drawn ahead
+    whose opponents play in the rounds the others need anyway, so an env whose episode ends takes the
+    oldest spare of the table size it draws, usually already waiting for the learner's first decision
+    (in order: no episode is chosen by how it went)."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        players: int | Sequence[int] | str = 4,
+        rules: Rules | str | Mapping[str, Any] | None = "modern",
+        opponents: str | Mapping[str, float] | Sequence[str] = "stops_first",
+        snapshots: Sequence[str | os.PathLike[str]] = (),
+        max_snapshots: int = 5,
+        snapshot_deterministic: bool = False,
+        deals: int = 1,
+        auto_single: bool = True,
+        reward_scale: float = 1.0,
+        balance_range: tuple[int, int] | Sequence[int] | None = None,
+        terminal_observation: bool = True,
+    ) -> None:
+        n = as_int(num_envs)
+        if n is None or n < 1:
+            raise PopeJoanError(f"num_envs must be a positive integer, got {brief(num_envs)}")
+        if as_int(deals) is None or deals < 1:
+            raise PopeJoanError(f"deals per episode must be a positive integer, got {brief(deals)}")
+        if balance_range is not None:
+            try:
+                lo, hi = (int(x) for x in balance_range)
+            except (TypeError, ValueError):
+                lo, hi = 1, 0
+            if lo > hi:
+                raise PopeJoanError(f"balance_range must be two integers (low, high), low <= high; "
+                                    f"got {brief(balance_range)}")
+            balance_range = (lo, hi)
+        self.rules = resolve_rules(rules)
+        self.table_sizes = table_sizes(players)
+        self.deals = int(deals)
+        self.auto_single = bool(auto_single)
+        self.reward_scale = float(reward_scale)
+        self.balance_range = balance_range
+        self.terminal_observation = bool(terminal_observation)
+        self.render_mode = None
+        self.pool = OpponentPool(opponents, self.rules, snapshots, max_snapshots, snapshot_deterministic)
+        names = self.pool.names
+        self._self_pick = names.index(SELF) if SELF in names else -1
+        self._mix_cdf = np.cumsum(self.pool.weights)
+        self._mix_cdf /= self._mix_cdf[-1]
+        self._code_of_pick = np.array([_SNAPSHOT if name == SELF else _VECTORISED.get(name, _SCALAR)
+                                       for name in names], dtype=np.int64)
+        self._snapshots: dict[int, Any] = {}  # key -> LearnedPlayer of every snapshot a seat may still hold
+        self._snap_keys: dict[int, int] = {}  # id(player) -> key
+        self._next_key = 0
+        self._seeds_from = np.random.SeedSequence()  # each reset draws its streams from here (seed() sets it)
+        super().__init__(n, spaces.Box(-np.inf, np.inf, shape=(OBS_SIZE,), dtype=np.float32),
+                         spaces.Discrete(NUM_CARD_IDS))
+        self._tables: list[_Table] = []
+        self._actions: np.ndarray | None = None
+        self._masks = np.zeros((n, NUM_CARD_IDS), dtype=bool)
+        self._t_start = time.time()
+
+    # ------------------------------------------------------------- self-play
+    def add_snapshot(self, path: str | os.PathLike[str]) -> None:
+        """Add a frozen learner snapshot (a saved model file) to the 'self' pool (one pool for every env); the
+        oldest beyond ``max_snapshots`` leave."""
+        self.pool.add_snapshot(path)
+        held = {int(k) for tab in self._tables for k in np.unique(tab.snap[tab.env != _FREE])}
+        pooled = {id(p) for p in self.pool.snapshots}
+        for key, player in list(self._snapshots.items()):
+            if key not in held and id(player) not in pooled:  # nobody sits with it, and it can no longer be drawn
+                del self._snapshots[key], self._snap_keys[id(player)]
+
+    @property
+    def snapshot_paths(self) -> list[str]:
+        """Files of the snapshots now in the 'self' pool, oldest first."""
+        return list(self.pool.snapshot_paths)
+
+    def _snapshot_key(self, player: Any) -> int:
+        key = self._snap_keys.get(id(player))
+        if key is None:
+            key = self._snap_keys[id(player)] = self._next_key
+            self._next_key += 1
+            self._snapshots[key] = player
+        return key
+
+    # ------------------------------------------------------------- VecEnv API
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Seed the resets to come: the deals, learner seats, opponents and their draws all follow ``seed``."""
+        if seed is not None and (as_int(seed) is None or seed < 0):
+            raise PopeJoanError(f"seed must be None or a non-negative integer, got {brief(seed)}")
+        self._seeds_from = np.random.SeedSequence(None if seed is None else int(seed))
+        return [None if seed is None else int(seed) + i for i in range(self.num_envs)]
+
+    def reset(self) -> np.ndarray:
+        """Deal a new episode in every env and return the observations (the n-th reset after ``seed(s)`` is
+        always the same)."""
+        if self._self_pick >= 0 and not self.pool.snapshots:
+            raise PopeJoanError("the opponents mix names 'self' but no learner snapshot was given; "
+                                "pass snapshots=[model.zip] or call add_snapshot(path) before reset()")
+        streams = self._seeds_from.spawn(3 + len(self.table_sizes))
+        self._draw_rng, self._opp_rng, players_rng = (np.random.default_rng(s) for s in streams[:3])
+        self.pool.use_rng(players_rng)
+        self.pool.seed_players()
+        n = self.num_envs
+        self._tables = []
+        for size, stream in zip(self.table_sizes, streams[3:]):
+            batch = BatchDeals(self.rules, size, 2 * n, rng=np.random.default_rng(stream), session_length=self.deals,
+                               lone_leads=self.auto_single, record=self.terminal_observation)
+            batch.advance()  # the deals that ended at their turn-up while dealing belong to nobody
+            self._tables.append(_Table.new(batch))
+        self._table = np.zeros(n, dtype=np.int64)
+        self._row = np.zeros(n, dtype=np.int64)
+        self._decided = np.zeros(n, dtype=bool)
+        self._ep_len = np.zeros(n, dtype=np.int64)
+        self._ep_reward = np.zeros(n, dtype=np.float64)
+        self._restart: list[int] = []
+        self._out = self._new_out()
+        for tab in self._tables:
+            self._draw_spares(tab, n)
+        self._bind(np.arange(n))
+        self._play_opponents()
+        self.reset_infos = [{} for _ in range(n)]
+        return self._observe()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Check the learners' cards (one per env; an illegal one is refused and nothing changes)."""
+        if not self._tables:
+            raise PopeJoanError("step() before reset(): call reset() to deal the episodes")
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
+            raise IllegalActionError(f"actions must be {self.num_envs} card ids (integers), got {brief(actions)}")
+        acts = acts.astype(np.int64)
+        ok = (acts >= 0) & (acts < NUM_CARD_IDS)
+        ok[ok] = self._masks[np.flatnonzero(ok), acts[ok]]
+        if not ok.all():
+            i = int(np.argmin(ok))
+            card = CARD_NAMES[acts[i]] if 0 <= acts[i] < NUM_CARD_IDS and acts[i] != EIGHT_DIAMONDS \
+                else f"card id {acts[i]}"
+            legal = [CARD_NAMES[c] for c in np.flatnonzero(self._masks[i])]
+            learner = self._tables[self._table[i]].learner[self._row[i]]
+            raise IllegalActionError(f"env {i}: the learner (seat {learner}) cannot play {card}; legal: {legal}")
+        self._actions = acts
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """Play the learners' cards, then the opponents until every learner has a real decision again."""
+        if self._actions is None:
+            raise PopeJoanError("step_wait() without step_async(): call step(actions)")
+        acts, self._actions = self._actions, None
+        self._out = self._new_out()
+        for t, tab in enumerate(self._tables):
+            envs = np.flatnonzero(self._table == t)
+            if not len(envs):
+                continue
+            self._decided[envs] = True
+            self._ep_len[envs] += 1
+            self._finish(tab, tab.batch.step(acts[envs], which=self._row[envs]))
+        self._bind(np.array(self._restart, dtype=np.int64))
+        self._play_opponents()
+        rewards, dones, infos = self._out
+        going = np.flatnonzero(~dones)
+        for t, tab in enumerate(self._tables):
+            envs = going[self._table[going] == t]
+            rows = self._row[envs]
+            balance = tab.batch.balances[rows, tab.learner[rows]]
+            rewards[envs] = (balance - tab.mark[rows]) * self.reward_scale
+            tab.mark[rows] = balance
+        self._ep_reward[going] += rewards[going]
+        return self._observe(), rewards.astype(np.float32), dones, infos
+
+    def learner_slot(self, env: int) -> tuple[BatchDeals, int, int]:
+        """Where env ``env`` plays now: its ``BatchDeals``, the slot of its deal and the learner's seat
+        (``batch.to_deal(slot)`` is the deal as the scalar engine has it)."""
+        tab = self._tables[self._table[env]]
+        slot = int(self._row[env])
+        return tab.batch, slot, int(tab.learner[slot])
+
+    def action_masks(self) -> np.ndarray:
+        """[num_envs, 52] bool: each learner's legal cards now (what MaskablePPO reads)."""
+        return self._masks.copy()
+
+    def close(self) -> None:
+        """Nothing to release (no worker processes)."""
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        """An attribute of the env (shared by all envs), once per index."""
+        return [getattr(self, attr_name)] * len(list(self._get_indices(indices)))
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        """Set an attribute of the env (shared by all envs)."""
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+        """``action_masks`` (one row per env) or ``add_snapshot`` (one pool for all envs, added once)."""
+        idx = list(self._get_indices(indices))
+        if method_name == "action_masks":
+            return list(self._masks[idx])
+        if method_name == "add_snapshot":
+            self.add_snapshot(*method_args, **method_kwargs)
+            return [None] * len(idx)
+        raise AttributeError(f"BatchVecEnv.env_method supports 'action_masks' and 'add_snapshot', "
+                             f"not {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        """No env is wrapped (the episode infos Monitor would add are given by this env itself)."""
+        return [False] * len(list(self._get_indices(indices)))
+
+    # ------------------------------------------------------------- episodes
+    def _new_out(self) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        n = self.num_envs
+        return np.zeros(n, dtype=np.float64), np.zeros(n, dtype=bool), [{} for _ in range(n)]
+
+    def _draw_spares(self, tab: _Table, count: int) -> None:
+        """Draw ``count`` spare episodes into free slots: the learner's seat, the opponents and the balances."""
+        if count <= 0:
+            return
+        rng, pool, batch, p = self._draw_rng, self.pool, tab.batch, tab.players
+        rows = np.flatnonzero(tab.env == _FREE)[:count]
+        m = len(rows)
+        learner = rng.integers(p, size=m)
+        pick = self._mix_cdf.searchsorted(rng.random((m, p)), side="right")  # rng.choice(p=weights)'s draw
+        pick[np.arange(m), learner] = -1
+        snap = np.full((m, p), -1)
+        is_self = (pick == self._self_pick) & (pick >= 0)
+        if is_self.any():
+            drawn = rng.integers(len(pool.snapshots), size=int(is_self.sum()))
+            snap[is_self] = [self._snapshot_key(pool.snapshots[d]) for d in drawn.tolist()]
+        # A free slot holds a session begun at start_counters; with deals > 1 its first deals may have
+        # ended at the turn-up already: they belong to this episode, as they would in the Gymnasium view.
+        start = np.full((m, p), self.rules.start_counters, dtype=np.int64)
+        if self.balance_range is not None:
+            lo, hi = self.balance_range
+            drawn_balances = rng.integers(lo, hi + 1, size=(m, p))
+            batch.balances[rows] += drawn_balances - start
+            batch.balances_before[rows] += drawn_balances - start
+            start = drawn_balances
+        tab.env[rows], tab.learner[rows], tab.pick[rows], tab.snap[rows] = _SPARE, learner, pick, snap
+        tab.start[rows] = tab.mark[rows] = start[np.arange(m), learner]
+        tab.dealer[rows] = batch.dealer[rows]
+        tab.deals[rows] = batch.deal_in_session[rows] - 1
+        tab.spares.extend(rows.tolist())
+
+    def _bind(self, envs: np.ndarray) -> None:
+        """A new episode for each env: a table size drawn, its oldest spare episode taken (and one drawn anew)."""
+        self._restart = []
+        if not len(envs):
+            return
+        sizes = len(self.table_sizes)
+        table = self._draw_rng.integers(sizes, size=len(envs)) if sizes > 1 else np.zeros(len(envs), dtype=np.int64)
+        if sizes > 1:
+            # The Gymnasium view draws the table size again after a void episode: a bind that meets a void
+            # spare of its table does the same.
+            retry = np.zeros(len(envs), dtype=bool)
+            for k, t in enumerate(table.tolist()):
+                if self._tables[t].voids:
+                    self._tables[t].voids -= 1
+                    retry[k] = True
+            if retry.any():
+                self._restart = envs[retry].tolist()
+                envs, table = envs[~retry], table[~retry]
+        for t in np.unique(table).tolist():
+            group = envs[table == t]
+            tab = self._tables[t]
+            self._draw_spares(tab, len(group) - len(tab.spares))
+            rows = np.array([tab.spares.popleft() for _ in group], dtype=np.int64)
+            tab.env[rows] = group
+            self._table[group], self._row[group] = t, rows
+            self._draw_spares(tab, len(group))
+        self._decided[envs] = False
+        self._ep_len[envs] = 0
+        self._ep_reward[envs] = 0.0
+        if self._restart:
+            self._bind(np.array(self._restart, dtype=np.int64))
+
+    def _finish(self, tab: _Table, fin: Finished) -> None:
+        """Book the deals that ended: an episode over (its last reward and infos) or void; their slots freed."""
+        if not len(fin):
+            return
+        rules, p = self.rules, tab.players
+        dressing = sum(rules.dressing)
+        rewards, dones, infos = self._out
+        void_spares = 0
+        for j, slot in enumerate(fin.slots.tolist()):
+            i = int(tab.env[slot])
+            if i == _FREE:
+                continue  # a deal after the episode's last one, dealt in the same step: nobody's
+            tab.deals[slot] += 1
+            tab.dealer[slot] = nxt = (tab.dealer[slot] + 1) % p
+            over = tab.deals[slot] >= self.deals or (not rules.allow_credit and fin.balances[j, nxt] < dressing)
+            if not over:
+                continue  # the session goes on in the slot: the next deal is already dealt
+            tab.env[slot] = _FREE
+            if i == _SPARE:  # the learner never had a decision: the episode is drawn again (Gymnasium view)
+                tab.spares.remove(slot)
+                tab.voids += len(self._tables) > 1
+                void_spares += 1
+                continue
+            self._restart.append(i)
+            if not self._decided[i]:
+                continue
+            learner = int(tab.learner[slot])
+            final = int(fin.balances[j, learner])
+            rewards[i] = (final - tab.mark[slot]) * self.reward_scale
+            counters = final - int(tab.start[slot])
+            names = [self._seat_name(tab, slot, s) for s in range(p)]
+            ep = {"r": round(float(self._ep_reward[i] + rewards[i]), 6), "l": int(self._ep_len[i]),
+                  "t": round(time.time() - self._t_start, 6), "counters": counters}
+            info: dict[str, Any] = {"counters": counters, "players": p, "learner": learner,
+                                    "winner": None if fin.winner[j] < 0 else int(fin.winner[j]),
+                                    "opponents": names, "episode": ep}
+            if self.terminal_observation:
+                info["terminal_observation"] = encode(replay_record(fin.records[j]), learner)  # type: ignore[index]
+            dones[i] = True
+            infos[i] = info
+        self._draw_spares(tab, void_spares)
+
+    def _seat_name(self, tab: _Table, slot: int, seat: int) -> str:
+        pick = int(tab.pick[slot, seat])
+        if pick < 0:
+            return "learner"
+        if pick == self._self_pick:
+            return str(self._snapshots[int(tab.snap[slot, seat])].name)
+        return self.pool.names[pick]
+
+    # ------------------------------------------------------------- the opponents
+    def _play_opponents(self) -> None:
+        """Rounds of opponents' leads, every table at once, until each learner is to act; the spare
+        episodes' opponents play in the same rounds."""
+        while True:
+            waiting = [(tab, tab.batch.to_act != tab.learner) for tab in self._tables]
+            if not any((w & (tab.env >= 0)).any() for tab, w in waiting):
+                return
+            for tab, w in waiting:
+                rows = np.flatnonzero(w & (tab.env != _FREE))
+                if len(rows):
+                    seats = tab.batch.to_act[rows]
+                    self._finish(tab, tab.batch.step(self._opponent_leads(tab, rows, seats), which=rows))
+            self._bind(np.array(self._restart, dtype=np.int64))
+
+    def _opponent_leads(self, tab: _Table, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """The card of the opponent to act in each deal ``rows``: grouped by player, each group at once."""
+        batch = tab.batch
+        legal = batch.legal_mask()[rows]
+        picks = tab.pick[rows, seats]
+        codes = self._code_of_pick[picks]
+        out = np.empty(len(rows), dtype=np.int64)
+        for code in np.unique(codes).tolist():
+            sel = np.flatnonzero(codes == code)
+            if code == _RANDOM:
+                out[sel] = random_leads(legal[sel], self._opp_rng)
+            elif code == _LOWEST:
+                out[sel] = lowest_leads(batch, legal[sel])
+            elif code in (_STOPS_FIRST, _POOL_HUNTER):
+                name = self.pool.names[int(picks[sel[0]])]
+                if _compiled is not None:
+                    out[sel] = compiled_leads(name, batch, rows[sel], legal[sel])
+                else:
+                    out[sel] = (stops_first_leads if code == _STOPS_FIRST else pool_hunter_leads)(
+                        batch, rows[sel], legal[sel])
+            elif code == _SNAPSHOT:
+                obs = encode_batch(batch, rows[sel], seats[sel])
+                keys = tab.snap[rows[sel], seats[sel]]
+                for key in np.unique(keys).tolist():
+                    sub = keys == key
+                    player = self._snapshots[key]
+                    out[sel[sub]] = policy_leads(player.policy, obs[sub], legal[sel[sub]], self._opp_rng,
+                                                 player.deterministic)
+            else:
+                for j in sel.tolist():
+                    row, seat = int(rows[j]), int(seats[j])
+                    player = self.pool.scripted[self.pool.names[picks[j]]][seat]
+                    out[j] = player.act(seat_view(batch.to_deal(row), seat))
+        return out
+
+    def _observe(self) -> np.ndarray:
+        """Each learner's observation now; the legal cards are kept for ``action_masks``."""
+        obs = np.empty((self.num_envs, OBS_SIZE), dtype=np.float32)
+        for t, tab in enumerate(self._tables):
+            envs = np.flatnonzero(self._table == t)
+            if not len(envs):
+                continue
+            rows = self._row[envs]
+            if len(envs) == self.num_envs:  # one table holds every env: encode straight into the result
+                encode_batch(tab.batch, rows, tab.learner[rows], out=obs)
+            else:
+                obs[envs] = encode_batch(tab.batch, rows, tab.learner[rows])
+            self._masks[envs] = tab.batch.legal_mask()[rows]
+        return obs
+
+
+def make_batch_vec_env(n_envs: int, seed: int | None, **env_kwargs: Any) -> BatchVecEnv:
+    """A ``BatchVecEnv`` of ``n_envs`` learners seeded with ``seed`` (the keywords are ``BatchVecEnv``'s)."""
+    vec = BatchVecEnv(n_envs, **env_kwargs)
+    vec.seed(seed)
+    return vec
