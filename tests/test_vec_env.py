@@ -20,6 +20,7 @@ from popejoan_env.players.pool_hunter import lead_values
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import seat_view
 import popejoan_env.vec_env as vec_env
+from popejoan_env.players.vectorised import compiled_available
 from popejoan_env.vec_env import (
     BatchVecEnv, compiled_leads, lowest_leads, make_batch_vec_env, policy_leads, pool_hunter_leads,
     pool_hunter_values, random_leads, stops_first_leads,
@@ -93,7 +94,7 @@ def test_scripted_leads_equal_the_scalar_players(rules: Rules) -> None:
             rows = np.arange(batch.num_deals)
             got = {"lowest": lowest_leads(batch, legal), "stops_first": stops_first_leads(batch, rows, legal),
                    "pool_hunter": pool_hunter_leads(batch, rows, legal)}
-            if vec_env._compiled is not None:
+            if compiled_available():
                 got["stops_first (compiled)"] = compiled_leads("stops_first", batch, rows, legal)
                 got["pool_hunter (compiled)"] = compiled_leads("pool_hunter", batch, rows, legal)
             values = pool_hunter_values(batch, rows, legal)
@@ -379,5 +380,5 @@ def test_the_numpy_players_give_the_run_the_compiled_ones_give(monkeypatch) -> N
         return out
 
     compiled = run()
-    monkeypatch.setattr(vec_env, "_compiled", None)
+    monkeypatch.setattr(vec_env, "compiled_available", lambda: False)
     assert all(np.array_equal(a, b) for a, b in zip(compiled, run()))
