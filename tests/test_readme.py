@@ -1,4 +1,4 @@
-"""The README's runnable parts stay runnable: the engine tour and the two quick-start commands."""
+"""The README's runnable parts stay runnable: the engine tour, the batch engine tour and the two quick-start commands."""
 
 from __future__ import annotations
 
@@ -23,6 +23,14 @@ def test_engine_tour_runs() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert "winner" in out.stdout and "cannot play KS" in out.stdout
+
+
+def test_batch_engine_tour_runs() -> None:
+    code = block_after("batch-tour")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    engine, played = out.stdout.split()[:2]
+    assert engine in ("numba", "numpy") and int(played) > 100 * 4096
 
 
 def test_quick_start_is_two_one_line_commands() -> None:
