@@ -76,6 +76,21 @@ from popejoan_env.session import Session
 __all__ = ["SELF", "OpponentMixError", "PopeJoanGymEnv", "make_vec_env", "parse_mix", "table_sizes"]
 
 
+def episode_options(deals: object, balance_range: object) -> tuple[int, tuple[int, int] | None]:
+    """Deals per episode and the range starting balances are drawn from, checked (a PopeJoanError names a bad one)."""
+    if as_int(deals) is None or deals < 1:  # type: ignore[operator]
+        raise PopeJoanError(f"deals per episode must be a positive integer, got {brief(deals)}")
+    if balance_range is None:
+        return int(deals), None  # type: ignore[call-overload]
+    try:
+        lo, hi = (int(x) for x in balance_range)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        lo, hi = 1, 0
+    if lo > hi:
+        raise PopeJoanError(f"balance_range must be two integers (low, high), low <= high; got {brief(balance_range)}")
+    return int(deals), (lo, hi)  # type: ignore[call-overload]
+
+
 def table_sizes(players: int | Sequence[int] | str) -> tuple[int, ...]:
     """Table sizes from ``4``, ``[3, 4, 5]`` or ``"3,4,5"``."""
     if isinstance(players, str):
@@ -115,20 +130,9 @@ class PopeJoanGymEnv(gym.Env):
     ) -> None:
         self.rules = resolve_rules(rules)
         self.table_sizes = table_sizes(players)
-        if as_int(deals) is None or deals < 1:
-            raise PopeJoanError(f"deals per episode must be a positive integer, got {brief(deals)}")
-        self.deals = int(deals)
+        self.deals, self.balance_range = episode_options(deals, balance_range)
         self.auto_single = auto_single
         self.reward_scale = float(reward_scale)
-        if balance_range is not None:
-            try:
-                lo, hi = (int(x) for x in balance_range)
-            except (TypeError, ValueError):
-                lo, hi = 1, 0
-            if lo > hi:
-                raise PopeJoanError(f"balance_range must be two integers (low, high), low <= high; got {brief(balance_range)}")
-            balance_range = (lo, hi)
-        self.balance_range = balance_range
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise PopeJoanError(f"render_mode must be None or 'ansi', got {brief(render_mode)}")
         self.render_mode = render_mode

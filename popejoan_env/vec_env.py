@@ -74,7 +74,7 @@ from popejoan_env.batch_observation import encode_batch
 from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS
 from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import IllegalActionError, PopeJoanError
-from popejoan_env.gym_env import table_sizes
+from popejoan_env.gym_env import episode_options, table_sizes
 from popejoan_env.observation import OBS_SIZE, encode
 from popejoan_env.opponents import SELF, OpponentPool
 from popejoan_env.players.vectorised import (
@@ -199,20 +199,10 @@ class BatchVecEnv(VecEnv):
         n = as_int(num_envs)
         if n is None or n < 1:
             raise PopeJoanError(f"num_envs must be a positive integer, got {brief(num_envs)}")
-        if as_int(deals) is None or deals < 1:
-            raise PopeJoanError(f"deals per episode must be a positive integer, got {brief(deals)}")
-        if balance_range is not None:
-            try:
-                lo, hi = (int(x) for x in balance_range)
-            except (TypeError, ValueError):
-                lo, hi = 1, 0
-            if lo > hi:
-                raise PopeJoanError(f"balance_range must be two integers (low, high), low <= high; "
-                                    f"got {brief(balance_range)}")
-            balance_range = (lo, hi)
+        deals, balance_range = episode_options(deals, balance_range)
         self.rules = resolve_rules(rules)
         self.table_sizes = table_sizes(players)
-        self.deals = int(deals)
+        self.deals = deals
         self.auto_single = bool(auto_single)
         self.reward_scale = float(reward_scale)
         self.balance_range = balance_range
