@@ -1,0 +1,18 @@
+"""Every example in the package's docstrings runs and prints what it says (``python -m doctest`` on each module)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+from test_architecture import modules
+
+MODULES = [m for m, _ in modules() if m != "__main__"]
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_docstring_examples_run(module: str) -> None:
+    result = doctest.testmod(importlib.import_module(f"popejoan_env.{module}"), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} docstring examples of popejoan_env.{module} fail"
