@@ -9,6 +9,8 @@ Commands:
   recorded outcome; exits 1 naming the first record and field that differ.
 * ``play`` – a human at one seat of the AEC environment, against scripted
   players or a saved model (``players/human.py``).
+* ``serve`` – the web app (``popejoan_env/web``): play in the browser against
+  the agents, and replay game records.
 
 Exit codes: 0 success, 1 a record does not verify, 2 bad usage or input
 (unknown preset or option, missing file), 130 interrupted.
@@ -373,6 +375,60 @@ def run_play(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------- serve
+def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=_integer, default=8000, help="port to listen on, 1..65535 (default 8000)")
+    parser.add_argument("--records", default=None, metavar="FILE",
+                        help="a records file (JSON Lines, .gz too) the replay page offers; no other file is read")
+    parser.add_argument("--models", default="models", metavar="DIR",
+                        help="directory of saved models (each run's model.zip) offered as opponents (default models)")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Run the web app (``popejoan_env.web``) with uvicorn until interrupted."""
+    if not 1 <= args.port <= 65535:
+        raise UsageError(f"--port must be 1..65535, got {args.port}")
+    if not args.host or any(c.isspace() for c in args.host):
+        raise UsageError(f"--host {args.host!r} is not an address")
+    if args.records is not None:
+        if not args.records or "\0" in args.records:
+            raise UsageError(f"--records {args.records!r} is not a file name")
+        open(args.records, "rb").close()  # a missing or unreadable file exits 2 now, not at the first replay
+    if args.models != "models" and not os.path.isdir(args.models):
+        raise UsageError(f"--models {args.models}: not a directory")
+    try:
+        import uvicorn
+
+        from popejoan_env.web.app import create_app
+        app = create_app(records=args.records, models_dir=args.models)
+    except ImportError as err:
+        raise UsageError(f"the web app needs the web extra ({err.name} is missing): pip install -e '.[web]'") from None
+    _check_port(args.host, args.port)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"Pope Joan at http://{host}:{args.port}/", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _check_port(host: str, port: int) -> None:
+    """Refuse an address that cannot be listened on (in use, not this machine's) before anything is printed."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as err:
+        raise UsageError(f"--host {host}: {err.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as err:
+            raise UsageError(f"cannot listen on {host} port {port}: {err.strerror}") from None
+
+
 # --------------------------------------------------------------------- the table
 COMMANDS: list[Command] = [
     Command(
@@ -406,6 +462,18 @@ with a choice: type a card such as 5D or th.
 
 example:
   popejoan play --players 4 --opponents pimc --seed 3""",
+    ),
+    Command(
+        "serve", "play in the browser against the agents, and replay game records",
+        _add_serve_arguments, run_serve,
+        """Run the web app: the play page at / (you at seat 0 against scripted players,
+pimc or saved models, with hints from the shipped network and pimc) and the
+replay page at /replay (any records file, step by step, seen by all or one
+seat, with a model's move probabilities).  Listens on 127.0.0.1 by default;
+only the --records file and the model files in --models are ever read.
+
+example:
+  popejoan serve --records deals.jsonl --port 8000""",
     ),
 ]
 

@@ -8,7 +8,7 @@ The layers, lowest first (README "Architecture"):
 3. numpy: ``observation``, the batch engine ``batch`` (compiled loops ``batch_kernels``) and its encoder ``batch_observation``
 4. players: ``players/*``
 5. adapters: ``aec`` (PettingZoo), ``opponents`` and ``gym_env`` (Gymnasium), ``vec_env`` and ``vector_env`` (the batch engine), ``wrappers`` (old alias)
-6. applications: ``tournament``, ``stats``, ``__main__``
+6. applications: ``tournament``, ``stats``, the web app ``web``, ``__main__``
 
 Every ``import``/``from … import`` of ``popejoan_env`` in every module (function-level ones too) is
 checked, and nothing in the package imports ``training`` or ``benchmarks``.
@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
     {"observation", "batch", "batch_kernels", "batch_observation"},
     {"players"},
     {"aec", "opponents", "gym_env", "wrappers", "vec_env", "vector_env"},
-    {"tournament", "stats", "__main__"},
+    {"tournament", "stats", "web", "__main__"},
 ]
 
 

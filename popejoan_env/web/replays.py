@@ -1,0 +1,221 @@
+"""Replays for the web app: records files read, kept by id, and turned into frames by the engine (no framework).
+
+A replay is the list of a records file's deals (each kept as its compact JSON
+line).  A deal's frames come from the engine, never from the record's
+outcome: ``verify_record`` first checks that the record replays to what it
+says, then ``replay_record`` of the record without its plays gives the deal
+after the dressing and the turn-up, and each recorded card is played with
+``Deal.play``; every frame is the position after one more card, with the awards
+and payments made by that card.
+
+>>> import numpy as np
+>>> from popejoan_env.engine import Deal
+>>> from popejoan_env.record import deal_record
+>>> deal = Deal.new(players=3, rng=np.random.default_rng(2))
+>>> deal.play_out(lambda d, legal: legal[0])
+>>> out = deal_frames(deal_record(deal), 1, 1)
+>>> len(out["frames"]) == len(deal.plays) + 1, out["frames"][-1]["board"] == out["final"]["board_after"]
+(True, True)
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import secrets
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from popejoan_env.cards import CARD_NAMES, SUITS, names_of
+from popejoan_env.checks import as_int, brief
+from popejoan_env.engine import Deal
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.record import deal_record, read_records, replay_record, verify_record
+from popejoan_env.rules import COMPARTMENTS, Rules
+from popejoan_env.seat_view import history_of, seat_view
+from popejoan_env.web.games import ModelShelf, NotFoundError, TooLargeError, WebError, policy_probs
+
+MAX_DEALS = 10_000
+"""Most deals one replay holds."""
+MAX_TEXT_BYTES = 32 * 2**20
+"""Most bytes of record text (compact JSON) one replay holds: an upload that unpacks to more is refused."""
+GZIP_MAGIC = b"\x1f\x8b"
+"""The first bytes of a gzip stream: an upload starting with them is a ``.jsonl.gz`` file."""
+
+
+class Replay:
+    """The deals of one records file, as compact JSON lines, and when it was last used."""
+
+    def __init__(self, replay_id: str, lines: list[str], now: float) -> None:
+        self.replay_id = replay_id
+        self.lines = lines
+        self.last_used = now
+
+
+def _lines_of(path: str, shown: str) -> list[str]:
+    """The records of a file as compact JSON lines, within ``MAX_DEALS`` and ``MAX_TEXT_BYTES``.
+
+    ``read_records`` reads a gzip stream line by line, so a file that unpacks
+    to far more than its size stops being read as soon as the limit is passed.
+    """
+    out: list[str] = []
+    total = 0
+    try:
+        for _, record in read_records(path):
+            if len(out) >= MAX_DEALS:
+                raise TooLargeError(f"{shown} holds more than {MAX_DEALS:,} deals; a replay takes at most that many")
+            line = json.dumps(record, separators=(",", ":"))
+            total += len(line)
+            if total > MAX_TEXT_BYTES:
+                raise TooLargeError(f"{shown} unpacks to more than {MAX_TEXT_BYTES:,} bytes of records; "
+                                    "a replay takes at most that much")
+            out.append(line)
+    except PopeJoanError as err:
+        if isinstance(err, WebError):
+            raise
+        raise WebError(str(err).replace(path, shown)) from None
+    if not out:
+        raise WebError(f"{shown} holds no records (one JSON object per line, as popejoan simulate writes)")
+    return out
+
+
+class ReplayStore:
+    """Replays by id: from uploads or the server's ``--records`` file; idle ones expire, the oldest evicted."""
+
+    def __init__(self, shelf: ModelShelf, records: str | os.PathLike[str] | None = None, max_replays: int = 16,
+                 idle_seconds: float = 1800, clock: Callable[[], float] = time.monotonic) -> None:
+        if as_int(max_replays) is None or max_replays < 1:
+            raise PopeJoanError(f"max_replays must be a positive integer, got {brief(max_replays)}")
+        self.shelf = shelf
+        self.records = os.fspath(records) if records is not None else None
+        self.max_replays = int(max_replays)
+        self.idle_seconds = float(idle_seconds)
+        self.clock = clock
+        self._replays: collections.OrderedDict[str, Replay] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def files(self) -> dict[str, list[str]]:
+        """The records file the server was started with (its name only), if any."""
+        return {"files": [os.path.basename(self.records)] if self.records is not None else []}
+
+    def _keep(self, lines: list[str]) -> dict[str, Any]:
+        """Store a replay; its id and number of deals."""
+        now = self.clock()
+        replay = Replay(secrets.token_urlsafe(12), lines, now)
+        with self._lock:
+            self._expire(now)
+            while len(self._replays) >= self.max_replays:
+                self._replays.popitem(last=False)
+            self._replays[replay.replay_id] = replay
+        return {"replay_id": replay.replay_id, "deals": len(lines)}
+
+    def _expire(self, now: float) -> None:
+        while self._replays:
+            oldest = next(iter(self._replays.values()))
+            if now - oldest.last_used <= self.idle_seconds:
+                return
+            self._replays.popitem(last=False)
+
+    def upload(self, body: bytes) -> dict[str, Any]:
+        """A replay of an uploaded records file: JSON Lines text or its gzip."""
+        if not body.strip():
+            raise WebError("the upload is empty; send the JSON Lines text (or .gz) of a records file")
+        gz = body.startswith(GZIP_MAGIC)
+        with tempfile.TemporaryDirectory(prefix="popejoan-upload-") as folder:
+            path = os.path.join(folder, "upload.jsonl.gz" if gz else "upload.jsonl")
+            with open(path, "wb") as f:
+                f.write(body)
+            return self._keep(_lines_of(path, "the upload"))
+
+    def from_records(self) -> dict[str, Any]:
+        """A replay of the server's ``--records`` file."""
+        if self.records is None:
+            raise WebError("the server was started without a records file (popejoan serve --records FILE)")
+        shown = os.path.basename(self.records)
+        try:
+            return self._keep(_lines_of(self.records, shown))
+        except OSError as err:
+            raise WebError(f"the records file {shown} cannot be read: {err.strerror or err}") from None
+
+    def deal(self, replay_id: str, k: str, view: str = "all", model: str = "") -> dict[str, Any]:
+        """Deal ``k`` (1-based) of a replay as frames, seen by everyone or one seat, with a model's policy."""
+        with self._lock:
+            now = self.clock()
+            self._expire(now)
+            replay = self._replays.get(replay_id) if isinstance(replay_id, str) else None
+            if replay is None:
+                raise NotFoundError(f"no replay {brief(replay_id)}: it never existed, expired or was evicted; "
+                                    "upload the file again")
+            replay.last_used = now
+            self._replays.move_to_end(replay_id)
+        number = int(k) if isinstance(k, str) and k.isascii() and k.isdigit() and len(k) < 10 else None
+        if number is None or not 1 <= number <= len(replay.lines):
+            raise NotFoundError(f"no deal {brief(k)} in this replay: deals are numbered 1..{len(replay.lines)}")
+        record = json.loads(replay.lines[number - 1])
+        try:
+            verify_record(record)
+        except PopeJoanError as err:
+            raise WebError(f"deal {number} does not replay: {err}") from None
+        players = record["players"]
+        if view == "all":
+            seat = None
+        elif isinstance(view, str) and view.isascii() and view.isdigit() and int(view) < players:
+            seat = int(view)
+        else:
+            raise WebError(f"view must be 'all' or a seat 0..{players - 1}, got {brief(view)}")
+        policy = None
+        if model:
+            real = self.shelf.resolve(model)
+            why = self.shelf.mismatch(real, Rules.from_dict(record["rules"]), players)
+            if why is not None:
+                raise WebError(f"no policy from {model}: {why}")
+            policy = self.shelf.policy(real)
+        return deal_frames(record, number, len(replay.lines), seat, policy)
+
+
+def deal_frames(record: Mapping[str, Any], number: int, deals: int, view: int | None = None,
+                policy: Any = None) -> dict[str, Any]:
+    """The frames of a verified record (web_spec.md "Replay"): one per position, from the engine."""
+    deal = replay_record({**record, "plays": []})
+    frames = [_frame(deal, 0, None, list(deal.awards), list(deal.payments), view, policy)]
+    for step, (_, text) in enumerate(record["plays"], start=1):
+        awards, payments = len(deal.awards), len(deal.payments)
+        deal.play(text)
+        seat, card, lead = history_of(deal, 0)[-1]
+        frames.append(_frame(deal, step, {"seat": seat, "card": CARD_NAMES[card], "lead": lead},
+                             deal.awards[awards:], deal.payments[payments:], view, policy))
+    final = deal_record(deal)
+    return {
+        "deal": number, "deals": deals, "players": deal.players, "rules": deal.rules.to_dict(),
+        "dealer": deal.dealer, "turnup": CARD_NAMES[deal.turnup], "trumps": SUITS[deal.trumps],
+        "frames": frames,
+        "final": {"winner": final["winner"], "delta": final["delta"], "board_after": final["board_after"]},
+    }
+
+
+def _frame(deal: Deal, step: int, play: dict[str, Any] | None, awards: list[tuple[str, int, int, int]],
+           payments: list[tuple[int, int, int]], view: int | None, policy: Any) -> dict[str, Any]:
+    """One frame: the position of ``deal`` now, and what the last card did."""
+    to_act = deal.to_act if not deal.done else None
+    shown = to_act is not None and (view is None or view == to_act)
+    legal = deal.legal_actions() if shown else []
+    probs = None
+    if policy is not None and len(legal) >= 2:
+        probs = policy_probs(policy, seat_view(deal, to_act))
+    return {
+        "step": step,
+        "play": play,
+        "hands": [names_of(h) if view is None or s == view else deal.hand_sizes[s] for s, h in enumerate(deal.hands)],
+        "board": dict(zip(COMPARTMENTS, deal.board)),
+        "balances": list(deal.balances),
+        "to_act": to_act,
+        "legal": names_of(legal),
+        "awards": [[cause, seat, COMPARTMENTS[comp], x] for cause, seat, comp, x in awards],
+        "payments": [list(p) for p in payments],
+        "policy": probs,
+    }
+
