@@ -19,17 +19,9 @@ from popejoan_env.__main__ import main
 from popejoan_env.batch import NUMBA
 from popejoan_env.record import FORMAT, read_records
 from popejoan_env.rules import COMPARTMENTS, Rules
+from test_edges import run_main  # the in-process command line runner the other CLI tests use
 
 
-def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """``main(argv)`` in-process: (exit status, stdout, stderr); argparse's SystemExit counts as a status."""
-    capsys.readouterr()
-    try:
-        status = main(argv)
-    except SystemExit as exit_:
-        status = exit_.code if isinstance(exit_.code, int) else 2
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def simulate(path: pathlib.Path, capsys: pytest.CaptureFixture[str], *options: str) -> str:

@@ -204,6 +204,15 @@ class ModelShelf:
         return LearnedPlayer(self.policy(real), seed=seed)
 
 
+def expire_idle(table: collections.OrderedDict[str, Any], now: float, idle_seconds: float) -> None:
+    """Drop from ``table`` (kept least recently used first) the entries whose ``last_used`` is over ``idle_seconds`` ago."""
+    while table:
+        oldest = next(iter(table.values()))
+        if now - oldest.last_used <= idle_seconds:
+            return
+        table.popitem(last=False)
+
+
 def _stamp(path: str) -> tuple[int, int]:
     """(modification time, size) of a file: a cache entry is good while both are unchanged."""
     try:
@@ -279,11 +288,7 @@ class GameManager:
 
     def _expire(self, now: float) -> None:
         """Drop the games idle for longer than ``idle_seconds`` (the oldest come first)."""
-        while self._games:
-            oldest = next(iter(self._games.values()))
-            if now - oldest.last_used <= self.idle_seconds:
-                return
-            self._games.popitem(last=False)
+        expire_idle(self._games, now, self.idle_seconds)
 
     def _get(self, game_id: str) -> Game:
         """The game of an id, marked as just used; a NotFoundError when there is none (or it expired)."""

@@ -37,7 +37,7 @@ from popejoan_env.errors import PopeJoanError
 from popejoan_env.record import deal_record, read_records, replay_record, verify_record
 from popejoan_env.rules import COMPARTMENTS, Rules
 from popejoan_env.seat_view import history_of, seat_view
-from popejoan_env.web.games import ModelShelf, NotFoundError, TooLargeError, WebError, policy_probs
+from popejoan_env.web.games import ModelShelf, NotFoundError, TooLargeError, WebError, expire_idle, policy_probs
 
 MAX_DEALS = 10_000
 """Most deals one replay holds."""
@@ -114,11 +114,8 @@ class ReplayStore:
         return {"replay_id": replay.replay_id, "deals": len(lines)}
 
     def _expire(self, now: float) -> None:
-        while self._replays:
-            oldest = next(iter(self._replays.values()))
-            if now - oldest.last_used <= self.idle_seconds:
-                return
-            self._replays.popitem(last=False)
+        """Drop the replays idle for longer than ``idle_seconds`` (the oldest come first)."""
+        expire_idle(self._replays, now, self.idle_seconds)
 
     def upload(self, body: bytes) -> dict[str, Any]:
         """A replay of an uploaded records file: JSON Lines text or its gzip."""
