@@ -301,7 +301,7 @@ def test_sigint_during_simulate_leaves_no_corrupt_file(tmp_path: pathlib.Path) -
     rng = np.random.default_rng(20261201)
     old = tmp_path / "old.jsonl.gz"
     write_records(old, GOLDEN_RECORDS[:3])
-    deals = 4000  # ~0.6 s of work: some runs are interrupted, some finish
+    deals = 20000  # ~3 s of work after start-up: most runs are interrupted, a late signal may find one finished
     outcomes = set()
     for attempt in range(6):
         target = tmp_path / f"x{attempt}.jsonl.gz"
