@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import io
 import json
 import os
 import sys
 import time
-import zipfile
 from typing import Any
 
 import numpy as np
@@ -37,7 +35,7 @@ from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable, write_atomic
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player
-from popejoan_env.players.learned import WEIGHTS_NAME, LearnedPlayer, load_policy, model_metadata, save_model
+from popejoan_env.players.learned import LearnedPlayer, load_policy, model_metadata, save_state_dict
 from popejoan_env.rules import Rules
 from popejoan_env.tournament import run_duplicate
 from popejoan_env.vector_env import PopeJoanVectorEnv
@@ -146,20 +144,6 @@ def seat_advantages(rewards: np.ndarray, values: np.ndarray, seats: np.ndarray, 
     return adv, nxt != open_
 
 
-class _Weights:
-    """What ``save_model`` saves: the network's ``state_dict`` as ``policy.pth`` (torch.save's format)."""
-
-    def __init__(self, agent: Agent) -> None:
-        self.state = agent.state_dict()
-
-    def save(self, path: str) -> None:
-        """Write a zip holding ``policy.pth``."""
-        buf = io.BytesIO()
-        torch.save(self.state, buf)
-        with zipfile.ZipFile(path, "w") as archive:
-            archive.writestr(WEIGHTS_NAME, buf.getvalue())
-
-
 def evaluate(path: str, args: Args) -> dict[str, dict[str, float]]:
     """The saved model against each opponent in a duplicate tournament: counters per deal, 95% CI."""
     out = {}
@@ -265,7 +249,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     meta = model_metadata(args.preset, [args.players], [args.hidden] * 2, "tanh", algorithm="cleanrl_ppo",
                           timesteps=step, seed=args.seed, start_counters_trained=args.start_counters)
-    path = save_model(_Weights(agent), args.model_path, meta)
+    path = save_state_dict(agent.state_dict(), args.model_path, meta)
     print(f"\n{step:,} decisions in {train_time:.0f} s ({step / train_time:,.0f} steps/s; rollouts alone "
           f"{step / rollout_time:,.0f} steps/s); model: {path}")
     evaluation = evaluate(path, args) if args.eval_deals else {}

@@ -131,6 +131,20 @@ def save_model(model: Any, path: str | os.PathLike[str], metadata: Mapping[str, 
     return path
 
 
+def save_state_dict(state: Mapping[str, Any], path: str | os.PathLike[str], metadata: Mapping[str, Any]) -> str:
+    """Save an actor's ``state_dict`` (SB3's layer names) as a model file without SB3; returns the path written."""
+    import torch
+
+    class _Weights:
+        def save(self, target: str) -> None:
+            buf = io.BytesIO()
+            torch.save(state if isinstance(state, dict) else dict(state), buf)
+            with zipfile.ZipFile(target, "w") as archive:
+                archive.writestr(WEIGHTS_NAME, buf.getvalue())
+
+    return save_model(_Weights(), path, metadata)
+
+
 def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The ``popejoan.json`` metadata of a model file."""
     meta, _ = _read(path, weights=False)
@@ -452,5 +466,5 @@ def load_player(path: str | os.PathLike[str], seed: int | None = None,
 
 __all__ = [
     "LearnedPlayer", "ModelFileError", "ModelMismatchError", "Policy", "load_player",
-    "load_policy", "model_metadata", "policy_from_state", "read_metadata", "save_model",
+    "load_policy", "model_metadata", "policy_from_state", "read_metadata", "save_model", "save_state_dict",
 ]
