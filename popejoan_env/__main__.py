@@ -22,25 +22,21 @@ function that adds its arguments and a function that runs it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from popejoan_env.checks import parse_rules_options
-from popejoan_env.engine import Deal
+from popejoan_env.cluster import check_address, connected, import_ray
 from popejoan_env.errors import PopeJoanError, RecordError
 from popejoan_env.files import check_writable
-from popejoan_env.record import RecordWriter, deal_record, read_records, verify_record
-from popejoan_env.rules import PRESETS, Rules, check_players
-from popejoan_env.session import Session
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from popejoan_env.batch import Finished
+from popejoan_env.record import RecordWriter, read_records, verify_record
+from popejoan_env.rules import PRESETS, check_players
+from popejoan_env.simulate import BATCH_SIZE, MAX_BATCH_SIZE, SHARD_DEALS, write_batch, write_scalar, write_sharded
 
 PROG = "popejoan"
 
@@ -79,12 +75,6 @@ class Command:
 
 
 # --------------------------------------------------------------------- simulate
-BATCH_SIZE = 4096
-"""Default ``--batch-size``: deals in flight with ``--engine batch``."""
-MAX_BATCH_SIZE = 1_000_000
-"""Largest ``--batch-size`` (about 1 kB of state per deal in flight)."""
-
-
 def _add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--players", type=_integer, default=4, help="seats at the table, 3..8 (default 4)")
     parser.add_argument(
@@ -103,7 +93,8 @@ def _add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--seed", type=_integer, default=0,
-        help="seed of the single numpy Generator that deals every deal and draws every random lead (default 0)",
+        help="seed of the single numpy Generator that deals every deal and draws every random lead "
+        "(with --shard-deals, shard j has its own, default_rng([seed, j])) (default 0)",
     )
     parser.add_argument(
         "--out", required=True, help="output JSON Lines file (.gz compresses; - writes to stdout)"
@@ -118,28 +109,29 @@ def _add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--batch-size", type=_integer, default=None, metavar="N",
         help=f"with --engine batch: deals in flight at once, 1..{MAX_BATCH_SIZE:,} (default {BATCH_SIZE:,}, "
-        "fewer when --deals needs fewer sessions); the deals played depend on it as on --seed",
+        "fewer when --deals (or --shard-deals) needs fewer sessions); the deals played depend on it as on --seed",
     )
-
-
-class RandomLeads:
-    """Random legal play: forced cards as they come, each lead uniform among the legal ones."""
-
-    def __init__(self, rng: np.random.Generator, block: int = 65536) -> None:
-        # One rng.random() call per lead would cost more than the engine's move;
-        # a block of uniforms drawn at once keeps the same Generator and seed.
-        self.rng = rng
-        self.block = block
-        self._uniforms: list[float] = []
-        self._next = 0
-
-    def __call__(self, deal: Deal, legal: list[int]) -> int:
-        """A lead drawn uniformly from ``legal`` (two or more cards)."""
-        if self._next >= len(self._uniforms):
-            self._uniforms, self._next = self.rng.random(self.block).tolist(), 0
-        u = self._uniforms[self._next]
-        self._next += 1
-        return legal[int(u * len(legal))]
+    parser.add_argument(
+        "--shard-deals", type=_integer, default=None, metavar="K",
+        help="play the file in shards of K deals, K a multiple of the session length (no session crosses a "
+        "shard): shard j holds deals j*K to j*K+K-1, dealt and played from its own Generator "
+        "default_rng([seed, j]), so shards can be played anywhere and in any order and the file stays the "
+        "same; deal_index and session still count through the whole file. Past the first shard the deals "
+        f"differ from an unsharded run's. Default: no shards (one Generator), or with --backend ray "
+        f"{SHARD_DEALS:,} rounded up to whole sessions",
+    )
+    parser.add_argument(
+        "--backend", choices=("local", "ray"), default="local",
+        help="local (default): every deal in this process; ray: the shards run as Ray tasks (a local Ray on "
+        "this machine's CPUs, or the cluster at --address) and this process writes them in order: the file "
+        "is byte for byte the one --backend local writes with the same --shard-deals",
+    )
+    parser.add_argument(
+        "--address", default=None, metavar="ADDRESS",
+        help="with --backend ray, the running Ray cluster to join: auto (the cluster this machine is a node "
+        "of), HOST:PORT of its head node (ray start --head, port 6379) or ray://HOST:10001 (Ray client); "
+        "default: start a local Ray for this run",
+    )
 
 
 def run_simulate(args: argparse.Namespace) -> int:
@@ -166,19 +158,31 @@ def run_simulate(args: argparse.Namespace) -> int:
             f"no deal can start: with allow_credit=false a dealer needs {sum(rules.dressing)} "
             f"counters for the dressing and start_counters is {rules.start_counters}"
         )
+    shard_deals = _shard_deals(args, length)
+    if args.backend == "ray":
+        check_address(args.address)
+        import_ray()
+    elif args.address is not None:
+        raise UsageError("--address applies only to --backend ray")
     _check_out(args.out)
-    rng = np.random.default_rng(args.seed)
-    progress = _progress(total=args.deals, unit="deal", quiet=args.quiet)
-    start = time.perf_counter()
-    with RecordWriter(args.out) as writer:
-        try:
-            if args.engine == "batch":
-                plays, how = _simulate_batch(args, rules, length, batch_size, rng, writer, progress)
-            else:
-                plays, how = _simulate_scalar(args, rules, length, rng, writer, progress), ""
-        finally:
-            progress.close()
-    seconds = time.perf_counter() - start
+    with contextlib.ExitStack() as ray_session:
+        # Ray is started (or joined) before the output file is opened: a cluster that cannot be reached writes nothing.
+        cpus = ray_session.enter_context(connected(args.address)) if args.backend == "ray" else None
+        progress = _progress(total=args.deals, unit="deal", quiet=args.quiet)
+        start = time.perf_counter()
+        with RecordWriter(args.out) as writer:
+            try:
+                if shard_deals is not None:
+                    plays, how = write_sharded(args, rules, length, batch_size, shard_deals, cpus, writer, progress)
+                elif args.engine == "batch":
+                    plays, how = write_batch(args, rules, length, batch_size, np.random.default_rng(args.seed),
+                                                 writer, progress)
+                else:
+                    plays, how = write_scalar(args, rules, length, np.random.default_rng(args.seed), writer,
+                                                  progress), ""
+            finally:
+                progress.close()
+        seconds = time.perf_counter() - start
     if not args.quiet:
         # With --out - the records own stdout; the summary goes to stderr.
         out = sys.stderr if args.out == "-" else sys.stdout
@@ -191,71 +195,16 @@ def run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _simulate_scalar(
-    args: argparse.Namespace, rules: Rules, length: int, rng: np.random.Generator, writer: RecordWriter, progress: Any,
-) -> int:
-    """``--engine scalar``: sessions one after another, each deal played out by ``RandomLeads``; the cards played."""
-    choose = RandomLeads(rng)
-    plays = 0
-    dealer, session_index = 0, 0
-    while writer.count < args.deals:
-        session = Session(rules, args.players, rng, deals=min(length, args.deals - writer.count), first_dealer=dealer)
-        while not session.over:
-            deal = session.next_deal()
-            deal.play_out(choose)
-            plays += len(deal.plays)
-            record = deal_record(deal)
-            record.update(seed=args.seed, deal_index=writer.count, session=session_index)
-            writer.write(record)
-            progress.update()
-        dealer = session.dealer
-        session_index += 1
-    return plays
-
-
-def _simulate_batch(
-    args: argparse.Namespace, rules: Rules, length: int, batch_size: int, rng: np.random.Generator,
-    writer: RecordWriter, progress: Any,
-) -> tuple[int, str]:
-    """``--engine batch``: slots of ``BatchDeals`` each play sessions of ``length`` deals, every lead random
-    (``random_actions``); the cards played of the deals written, and a note for the summary.
-
-    The one Generator ``rng`` deals (whenever the batch deals a slot again) and draws the leads.  The file
-    holds whole sessions in the order they started (the batch's ``session_ids``), each session's deals in
-    order, the last session cut short at ``--deals``, as the scalar engine writes them: ``deal_index`` is the
-    position in the file, ``session`` the session's number.  The deal passes left within a session and, in each
-    slot, from one session to the next.
-    """
-    from popejoan_env.batch import BatchDeals
-
-    # Each session holds `length` deals, or (without credit) at least one: more slots would play unused sessions.
-    shortest = length if rules.allow_credit else 1
-    size = min(batch_size, -(-args.deals // shortest))
-    batch = BatchDeals(rules, args.players, size, rng=rng, session_length=length, record=True)
-    finished: dict[int, list[dict[str, Any]]] = {}  # session number -> its deals reported so far
-    plays = next_session = 0  # the number of the next session to write (every session is written, in order)
-
-    def write_sessions(report: Finished) -> None:
-        nonlocal plays, next_session
-        for record, session in zip(report.records or [], report.sessions.tolist()):
-            finished.setdefault(session, []).append(record)
-        playing = set(batch.session_ids.tolist())
-        while writer.count < args.deals and next_session in finished and next_session not in playing:
-            for record in finished.pop(next_session)[:args.deals - writer.count]:
-                record.update(seed=args.seed, deal_index=writer.count, session=next_session)
-                plays += len(record["plays"])
-                writer.write(record)
-                progress.update()
-            next_session += 1
-
-    write_sessions(batch.advance())  # deals that ended at their turn-up
-    while writer.count < args.deals:
-        # Sessions from `needed` on cannot reach the file: their slots wait (their first deal dealt, not played).
-        needed = next_session + -(-(args.deals - writer.count) // shortest)
-        live = batch.session_ids < needed
-        assert live.any(), "a session the file needs is neither played nor finished"
-        write_sessions(batch.step(batch.random_actions(rng), which=live))
-    return plays, f", batch engine ({batch.engine}, {size:,} deals in flight)"
+def _shard_deals(args: argparse.Namespace, length: int) -> int | None:
+    """The deals per shard: ``--shard-deals`` (checked), the default with ``--backend ray``, or None (no shards)."""
+    if args.shard_deals is None:
+        return length * -(-SHARD_DEALS // length) if args.backend == "ray" else None
+    if args.shard_deals < 1 or args.shard_deals % length:
+        raise UsageError(
+            f"--shard-deals must be a positive multiple of the session length ({length}), so that no session "
+            f"crosses a shard; got {args.shard_deals}"
+        )
+    return int(args.shard_deals)
 
 
 def _check_out(path: str) -> None:
@@ -438,10 +387,13 @@ COMMANDS: list[Command] = [
 uniform among the legal leads) in sessions back to back, and write one
 game record per deal (format popejoan-record/1, one JSON object a line).
 --engine batch plays --batch-size deals at once with the batch engine.
+--shard-deals K plays the file in shards of K deals, each from its own
+Generator; --backend ray plays the shards as Ray tasks (the same file).
 
 examples:
   popejoan simulate --players 4 --preset modern --deals 10000 --seed 1 --out deals.jsonl
-  popejoan simulate --engine batch --deals 100000 --seed 1 --out deals.jsonl.gz""",
+  popejoan simulate --engine batch --deals 100000 --seed 1 --out deals.jsonl.gz
+  popejoan simulate --deals 1000000 --seed 1 --backend ray --address auto --out deals.jsonl.gz""",
     ),
     Command(
         "verify", "replay every record of JSON Lines files and check the recorded outcome",

@@ -93,6 +93,11 @@ def deal_record(deal: Deal) -> dict[str, Any]:
     return record
 
 
+def record_line(record: Mapping[str, Any]) -> str:
+    """A record as its line of compact JSON (no newline), as files of records hold it."""
+    return json.dumps(record, separators=(",", ":"))
+
+
 class RecordWriter:
     """Streams records to a JSON Lines file, one object a line (gzip if the name ends in ``.gz``; ``-`` is stdout).
 
@@ -134,9 +139,13 @@ class RecordWriter:
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Append one record as a line of compact JSON."""
+        self.write_line(record_line(record))
+
+    def write_line(self, line: str) -> None:
+        """Append one record already turned into its line (``record_line``)."""
         if self._file is None:
             raise RecordError(f"{self.path}: the writer is closed")
-        self._file.write(json.dumps(record, separators=(",", ":")))
+        self._file.write(line)
         self._file.write("\n")
         self.count += 1
 

@@ -2,13 +2,13 @@
 
 The layers, lowest first (README "Architecture"):
 
-0. vocabulary: ``errors``, ``cards``, ``checks``, ``seats``, ``rules``, ``files``
+0. vocabulary: ``errors``, ``cards``, ``checks``, ``seats``, ``rules``, ``files``, ``cluster`` (Ray tasks)
 1. the game: ``engine``
 2. around a deal: ``session``, ``seat_view``, ``record``, ``render``, ``inference``
 3. numpy: ``observation``, the batch engine ``batch`` (compiled loops ``batch_kernels``) and its encoder ``batch_observation``
 4. players: ``players/*``
-5. adapters: ``aec`` (PettingZoo), ``opponents`` and ``gym_env`` (Gymnasium), ``vec_env`` and ``vector_env`` (the batch engine), ``wrappers`` (old alias)
-6. applications: ``tournament``, ``stats``, the web app ``web``, ``__main__``
+5. adapters: ``aec`` (PettingZoo), ``opponents`` and ``gym_env`` (Gymnasium), ``vec_env`` and ``vector_env`` (the batch engine), ``rllib_env`` (Ray RLlib), ``wrappers`` (old alias)
+6. applications: ``tournament``, ``stats``, the web app ``web``, ``simulate``, ``__main__``
 
 Every ``import``/``from … import`` of ``popejoan_env`` in every module (function-level ones too) is
 checked, and nothing in the package imports ``training`` or ``benchmarks``.
@@ -24,13 +24,13 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "popejoan_env"
 LAYERS: list[set[str]] = [
-    {"errors", "cards", "checks", "seats", "rules", "files"},
+    {"errors", "cards", "checks", "seats", "rules", "files", "cluster"},
     {"engine"},
     {"session", "seat_view", "record", "render", "inference"},
     {"observation", "batch", "batch_kernels", "batch_observation"},
     {"players"},
-    {"aec", "opponents", "gym_env", "wrappers", "vec_env", "vector_env"},
-    {"tournament", "stats", "web", "__main__"},
+    {"aec", "opponents", "gym_env", "wrappers", "vec_env", "vector_env", "rllib_env"},
+    {"tournament", "stats", "web", "simulate", "__main__"},
 ]
 
 

@@ -8,7 +8,7 @@ True
 | module | holds |
 |---|---|
 | ``schedule`` | ``Lineup``, ``make_schedule``, ``groups_of_deal``: who sits where, and which groups a deal plays |
-| ``runner`` | ``run_duplicate``, ``player_seed``, ``check_settings``: playing every game of every deal |
+| ``runner`` | ``run_duplicate``, ``player_seed``, ``check_settings``, ``BACKENDS``: playing every game of every deal |
 | ``scores`` | ``FIELDS``, ``deal_scores``: what is scored of one finished deal |
 | ``stats`` | ``mean_ci``, ``t_quantile_975``: the mean and its 95% Student-t interval |
 | ``result`` | ``TournamentResult``: the per-deal scores, rankings, head to head, JSON |
@@ -58,19 +58,28 @@ settlement when someone goes out; the breakdown is reported too, and
 ``net = dressing + compartments + settlement``.  Head-to-head: for each pair
 of entrants the per-deal mean difference of their scores in the groups where
 both were scored, with a 95% interval over the deals where they met.
+
+**Processes.** Every game is seeded from its deal, group, lineup and
+rotation (``player_seed``), so the order of play does not matter: with
+``workers=N`` forked processes play chunks of deals, and with
+``backend="ray"`` chunks of deals run as Ray tasks (``popejoan_env.cluster``:
+a local Ray, or the cluster at ``address``), each task with its own copy of
+the players; the ray backend spreads over every CPU of its cluster and
+refuses ``workers > 1``.  Every number of the result (per-deal scores, head to
+head, decisions, games, the JSON but for its timings) is the same either way.
 """
 
 from __future__ import annotations
 
 from popejoan_env.tournament.reports import check_output
 from popejoan_env.tournament.result import TournamentResult
-from popejoan_env.tournament.runner import MAX_DEALS, check_settings, player_seed, run_duplicate
+from popejoan_env.tournament.runner import BACKENDS, MAX_DEALS, check_settings, player_seed, run_duplicate
 from popejoan_env.tournament.schedule import Lineup, groups_of_deal, make_schedule
 from popejoan_env.tournament.scores import DRESSING, FIELDS, NET, SETTLEMENT, WENT_OUT, deal_scores
 from popejoan_env.tournament.stats import mean_ci, t_quantile_975
 
 __all__ = [
-    "DRESSING", "FIELDS", "MAX_DEALS", "NET", "SETTLEMENT", "WENT_OUT", "Lineup", "TournamentResult",
+    "BACKENDS", "DRESSING", "FIELDS", "MAX_DEALS", "NET", "SETTLEMENT", "WENT_OUT", "Lineup", "TournamentResult",
     "check_output", "check_settings", "deal_scores", "groups_of_deal", "make_schedule", "mean_ci",
     "player_seed", "run_duplicate", "t_quantile_975",
 ]

@@ -3,6 +3,8 @@
 A deal is played with ``Deal.play_out``: the engine plays forced cards (R8)
 and lone legal leads itself, and at every real decision the entrant at the
 seat to act is asked ``act(seat_view(deal, seat))``, timed and counted.
+Deals are played here, in forked processes (``workers``) or as Ray tasks
+(``backend="ray"``), in chunks of consecutive deals (``play_deals``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+import popejoan_env.cluster as cluster
 from popejoan_env.cards import names_of
 from popejoan_env.checks import as_int
 from popejoan_env.engine import Deal
@@ -28,13 +31,30 @@ from popejoan_env.tournament.scores import FIELDS, NET, deal_scores
 MAX_DEALS = 10_000_000
 """Most deals one tournament plays (its per-deal scores are kept in memory; 2,000 already give tight intervals)."""
 
+BACKENDS = ("local", "ray")
+"""Where deals are played: ``local`` (this process, or ``workers`` forked ones) or ``ray`` (Ray tasks)."""
+RAY_CHUNKS_PER_CPU = 4
+"""With the ray backend, deals are cut into about this many chunks (tasks) per CPU of the cluster ..."""
+RAY_CHUNK_MAX = 100
+"""... of at most this many deals each (a task's start costs milliseconds and a copy of the players)."""
+
 _K = len(FIELDS)
 DealOutcome = tuple[np.ndarray, np.ndarray, np.ndarray]
 """Of one deal: per-entrant sums of group means, the number of groups each entrant was in, pair differences."""
+Chunk = tuple[list[int], list[DealOutcome], np.ndarray, np.ndarray, int]
+"""Of some deals: their numbers, their outcomes, and the decisions, thinking seconds and games they took."""
 
 
-def check_settings(deals: int, seed: int, seats: int, max_groups: int, workers: int) -> None:
-    """Refuse tournament settings that cannot run (a PopeJoanError naming the setting), before any work."""
+def check_settings(
+    deals: int, seed: int, seats: int, max_groups: int, workers: int, backend: str = "local",
+    address: str | None = None,
+) -> None:
+    """Refuse tournament settings that cannot run (a PopeJoanError naming the setting), before any work.
+
+    With ``backend="ray"``, ``workers`` must stay 1 (Ray spreads the deals over
+    every CPU of its cluster), Ray must be importable and ``address`` well
+    formed; an ``address`` needs the ray backend.
+    """
     n = as_int(deals)
     if n is None or n < 2:
         raise PopeJoanError(f"a tournament needs at least 2 deals (for a confidence interval), got {deals!r}")
@@ -50,6 +70,18 @@ def check_settings(deals: int, seed: int, seats: int, max_groups: int, workers: 
     w = as_int(workers)
     if w is None or w < 1:
         raise PopeJoanError(f"workers must be an integer of at least 1, got {workers!r}")
+    if backend not in BACKENDS:
+        raise PopeJoanError(f"the backend must be local or ray, got {backend!r}")
+    if backend == "ray":
+        if w > 1:
+            raise PopeJoanError(
+                f"workers={w} applies to the local backend: the ray backend spreads deals over every CPU "
+                "of its Ray cluster (leave workers at 1)"
+            )
+        cluster.check_address(address)
+        cluster.import_ray()
+    elif address is not None:
+        raise PopeJoanError(f"an address ({address!r}) applies only to the ray backend")
 
 
 def player_seed(seed: int, deal: int, group: int, lineup: int, rotation: int, entrant: int) -> int:
@@ -68,10 +100,23 @@ class _Runner:
         self.seed = seed
         self.groups = groups
         self.max_groups = max_groups
-        self.decisions = np.zeros(len(players), dtype=np.int64)
-        self.think = np.zeros(len(players), dtype=np.float64)
+        self._start_counting()
+
+    def _start_counting(self) -> None:
+        """Zero the decisions, thinking seconds and games counted."""
+        self.decisions = np.zeros(len(self.players), dtype=np.int64)
+        self.think = np.zeros(len(self.players), dtype=np.float64)
         self.games = 0
         self._at: list[int] = []  # entrant at each seat in the game being played
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy for another process (a Ray task) takes the players and the schedule, not the counters."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("decisions", "think", "games", "_at")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """The copy counts from zero, in arrays of its own (Ray's are read-only views of its object store)."""
+        self.__dict__.update(state)
+        self._start_counting()
 
     def deal(self, d: int) -> DealOutcome:
         """Play every game of deal ``d``: per-entrant sums and counts, and pair differences."""
@@ -136,15 +181,25 @@ def _refusal(deal: Deal, answer: object, legal: list[int]) -> str:
     return f"{answer!r} is not among the legal cards {names_of(legal)}"
 
 
-_WORKER: _Runner | None = None
-
-
-def _worker_deals(deals: list[int]) -> tuple[list[int], list[DealOutcome], np.ndarray, np.ndarray, int]:
-    runner = _WORKER
-    assert runner is not None
+def play_deals(runner: _Runner, deals: list[int]) -> Chunk:
+    """Play ``deals`` with ``runner``: their outcomes, and the decisions, seconds and games they took (a task)."""
     before = (runner.decisions.copy(), runner.think.copy(), runner.games)
     out = [runner.deal(d) for d in deals]
     return (deals, out, runner.decisions - before[0], runner.think - before[1], runner.games - before[2])
+
+
+_WORKER: _Runner | None = None
+
+
+def _worker_deals(deals: list[int]) -> Chunk:
+    """``play_deals`` with the runner a forked worker inherited."""
+    assert _WORKER is not None
+    return play_deals(_WORKER, deals)
+
+
+def _chunks(deals: int, size: int) -> list[list[int]]:
+    """Deals ``0 … deals-1`` cut into consecutive lists of ``size``."""
+    return [list(range(i, min(i + size, deals))) for i in range(0, deals, size)]
 
 
 def run_duplicate(
@@ -157,15 +212,20 @@ def run_duplicate(
     lineups: str = "auto",
     max_groups: int = 12,
     workers: int = 1,
+    backend: str = "local",
+    address: str | None = None,
 ) -> TournamentResult:
     """Play a duplicate tournament (see ``popejoan_env.tournament``) and return its result.
 
     ``entrants`` are players or player specs (``make_player``); ``lineups`` is
     ``auto``, ``subsets`` or ``field``; ``workers > 1`` plays deals in forked
-    processes (the numbers do not change, only the time).
+    processes; ``backend="ray"`` plays chunks of deals as Ray tasks, each with
+    its own copy of the players, on a local Ray or the cluster at ``address``
+    (``cluster.connected``; ``workers`` must then be 1).  Only the time
+    changes: every number of the result is the same whichever way it is run.
     """
     rules = resolve_rules(rules)
-    check_settings(deals, seed, seats, max_groups, workers)
+    check_settings(deals, seed, seats, max_groups, workers, backend, address)
     players = [make_player(p) if isinstance(p, str) else p for p in entrants]
     names = _unique_names([p.name for p in players])
     mode, groups = make_schedule(len(players), seats, lineups)
@@ -183,27 +243,32 @@ def run_duplicate(
         per_deal[here, d] = value[here] / groups_in[here, None]
         pair[:, :, d] = diff
 
-    if workers <= 1:
-        for d in range(deals):
-            store(d, runner.deal(d))
+    decisions, think, games = np.zeros(e, dtype=np.int64), np.zeros(e), 0
+
+    def take(chunks: Iterable[Chunk]) -> None:
+        nonlocal decisions, think, games
+        for idx, outs, dec, th, gm in chunks:
+            for d, out in zip(idx, outs):
+                store(d, out)
+            decisions += dec
+            think += th
+            games += gm
             if bar is not None:
-                bar.update(1)
-        decisions, think, games = runner.decisions, runner.think, runner.games
+                bar.update(len(idx))
+
+    if backend == "ray":
+        with cluster.connected(address) as cpus:
+            start = time.perf_counter()  # the time to start Ray is not the tournament's
+            size = max(1, min(RAY_CHUNK_MAX, -(-deals // (RAY_CHUNKS_PER_CPU * cpus))))
+            take(cluster.map_tasks(play_deals, runner, _chunks(deals, size), ordered=False))
+    elif workers <= 1:
+        take(play_deals(runner, [d]) for d in range(deals))
     else:
         global _WORKER
         _WORKER = runner
-        chunks = [list(range(i, min(i + 10, deals))) for i in range(0, deals, 10)]
-        decisions, think, games = np.zeros(e, dtype=np.int64), np.zeros(e), 0
         try:
             with multiprocessing.get_context("fork").Pool(workers) as pool:
-                for idx, outs, dec, th, gm in pool.imap_unordered(_worker_deals, chunks):
-                    for d, out in zip(idx, outs):
-                        store(d, out)
-                    decisions += dec
-                    think += th
-                    games += gm
-                    if bar is not None:
-                        bar.update(len(idx))
+                take(pool.imap_unordered(_worker_deals, _chunks(deals, 10)))
         finally:
             _WORKER = None
     if bar is not None:

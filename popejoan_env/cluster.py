@@ -1,0 +1,197 @@
+"""Ray, the one way this package spreads work beyond one process: start or join a cluster, run tasks on it.
+
+Ray is optional (``pip install -e '.[ray]'``) and imported only inside these
+functions, so the package works without it.  ``connected`` starts a local Ray
+(``address=None``) or joins a running cluster (``"auto"``, ``"HOST:PORT"`` of
+its head, or a Ray client ``"ray://HOST:10001"``), and shuts down only a Ray it
+started itself; a Ray already initialised in this process is used as it is.
+``map_tasks`` runs ``fn(common, item)`` as one Ray task per item (``common``
+is shipped to the object store once) and yields the results in the order of
+the items, or as they finish; at most ``in_flight`` tasks are submitted and
+not yet taken, which bounds the memory their results hold.  Every node of a
+cluster needs this package installed, at the same version as the driver.
+
+>>> check_address("ray://head.example:10001"), check_address(None)
+('ray://head.example:10001', None)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import socket
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from types import ModuleType
+from typing import Any, TypeVar
+
+from popejoan_env.errors import PopeJoanError
+
+RAY_EXTRA = "pip install -e '.[ray]'"
+"""How to install Ray for this package (the ``ray`` extra of pyproject.toml)."""
+PROBE_SECONDS = 3.0
+"""How long ``connected`` waits for a TCP answer from a cluster's address (Ray itself would wait minutes)."""
+
+_ADDRESS = re.compile(r"(?:ray://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5})")
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+class ClusterError(PopeJoanError):
+    """Ray is not installed, a cluster's address is malformed or cannot be reached, or a Ray worker was lost."""
+
+
+def import_ray() -> ModuleType:
+    """The ``ray`` module, or a ClusterError saying how to install it."""
+    try:
+        import ray
+    except ImportError as err:
+        raise ClusterError(f"the ray backend needs Ray ({err.name or 'ray'} cannot be imported): {RAY_EXTRA}") from None
+    return ray
+
+
+def check_address(address: object) -> str | None:
+    """``address`` if it is None (a local Ray), ``auto``, ``HOST:PORT`` or ``ray://HOST:PORT``; else a ClusterError."""
+    if address is None or address == "auto":
+        return address
+    if isinstance(address, str):
+        match = _ADDRESS.fullmatch(address)
+        if match and 1 <= int(match["port"]) <= 65535:
+            return address
+    shown = repr(address) if len(repr(address)) <= 80 else repr(address)[:77] + "..."
+    raise ClusterError(
+        f"a Ray address is auto, HOST:PORT (the head node, e.g. 10.0.0.5:6379) or ray://HOST:PORT "
+        f"(a Ray client, e.g. ray://10.0.0.5:10001), got {shown}"
+    )
+
+
+@contextlib.contextmanager
+def connected(address: str | None = None, num_cpus: int | None = None) -> Iterator[int]:
+    """Ray for the length of a ``with``, yielding the cluster's CPUs; shuts down only a Ray it started itself.
+
+    The Ray this process already has is used as it is (whatever ``address``
+    says); else ``address`` is joined, or without one a new local Ray starts
+    on ``num_cpus`` of this machine's CPUs (default all).
+    """
+    address = check_address(address)
+    ray = import_ray()
+    started = False
+    if not ray.is_initialized():
+        _probe(address)
+        # Ray's own notices (start-up, token authentication) stay quiet: what goes wrong is raised here.
+        options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.ERROR}
+        if address is None:
+            # "local" starts a Ray of our own even when another one runs on this machine (RAY_ADDRESS is not read).
+            options.update(address="local", num_cpus=num_cpus)
+        else:
+            options["address"] = address
+        try:
+            ray.init(**options)
+        except (ConnectionError, RuntimeError, TimeoutError, ValueError, ray.exceptions.RayError) as err:
+            raise ClusterError(f"cannot start or join Ray at {address or 'a local Ray'}: {_first_line(err)}") from None
+        started = True
+    try:
+        yield max(1, int(ray.cluster_resources().get("CPU", 1)))
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def map_tasks(
+    fn: Callable[[Any, Item], Result],
+    common: Any,
+    items: Iterable[Item],
+    ordered: bool = True,
+    in_flight: int | None = None,
+    on_finish: Callable[[Item], None] | None = None,
+) -> Iterator[Result]:
+    """``fn(common, item)`` for every item, each a Ray task (inside ``connected``), yielded in the order of
+    ``items`` (``ordered``) or as they finish; ``on_finish(item)`` is called as each task finishes.
+
+    ``fn`` must be importable by the workers (a module-level function of an
+    installed module).  At most ``in_flight`` (default twice the cluster's
+    CPUs) results are pending or finished and not yet yielded.  A
+    PopeJoanError raised in a task is raised here as it was; a lost worker or
+    node is a ClusterError.  Closing the iterator early cancels what is left.
+    """
+    ray = import_ray()
+    if not ray.is_initialized():
+        raise ClusterError("map_tasks needs a Ray session: call it inside cluster.connected()")
+    limit = in_flight if in_flight is not None else 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+    if limit < 1:
+        raise ClusterError(f"in_flight must be at least 1, got {limit}")
+    remote = ray.remote(num_cpus=1)(fn)
+    common_ref = ray.put(common)
+    pending = iter(items)
+    queue: deque[Any] = deque()  # submitted and not yet yielded, in the order of the items
+    running: dict[Any, Item] = {}  # submitted and not finished (a dict: ordered, unlike a set)
+    try:
+        while True:
+            while len(queue) < limit:
+                item = next(pending, _END)
+                if item is _END:
+                    break
+                ref = remote.remote(common_ref, item)
+                queue.append(ref)
+                running[ref] = item  # type: ignore[assignment]
+            if not queue:
+                return
+            if running:
+                ready, _ = ray.wait(list(running), num_returns=1)
+                for ref in ready:
+                    finished = running.pop(ref)
+                    if on_finish is not None:
+                        on_finish(finished)
+            else:
+                ready = []
+            if ordered:
+                while queue and queue[0] not in running:
+                    yield _result(ray, queue.popleft())
+            else:
+                for ref in ready:
+                    queue.remove(ref)
+                    yield _result(ray, ref)
+    finally:
+        for ref in running:
+            with contextlib.suppress(Exception):  # cancelling is best effort: the task may be finishing
+                ray.cancel(ref)
+
+
+_END = object()
+
+
+def _result(ray: ModuleType, ref: Any) -> Any:
+    """The value of a finished task: its PopeJoanError raised again, a lost worker a ClusterError."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError as err:
+        if isinstance(err.cause, PopeJoanError):
+            raise err.cause from None
+        raise
+    except ray.exceptions.RayError as err:
+        raise ClusterError(f"a Ray task was lost: {_first_line(err)}") from None
+
+
+def _probe(address: str | None) -> None:
+    """Refuse, within ``PROBE_SECONDS``, a ``HOST:PORT`` that nothing answers (Ray would retry for minutes)."""
+    if address is None or address == "auto":
+        return  # a local Ray, or the address Ray finds itself (it fails fast when there is none)
+    match = _ADDRESS.fullmatch(address)
+    assert match is not None  # check_address accepted it
+    host, port = match["host"].strip("[]"), int(match["port"])
+    try:
+        socket.create_connection((host, port), timeout=PROBE_SECONDS).close()
+    except OSError as err:
+        why = "no answer" if isinstance(err, TimeoutError) else (err.strerror or str(err))
+        raise ClusterError(
+            f"cannot reach Ray at {address}: {why}; start a cluster with `ray start --head` "
+            f"and pass its address (or auto on one of its nodes)"
+        ) from None
+
+
+def _first_line(err: BaseException) -> str:
+    """The first non-empty line of an error's message (Ray's are often long)."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    return lines[0] if lines else type(err).__name__
