@@ -10,9 +10,13 @@ import pytest
 from test_architecture import modules
 
 MODULES = [m for m, _ in modules() if m != "__main__"]
+NEEDS = {"rllib_env": ("ray", "pip install -e '.[ray]'")}
+"""Modules that import an optional package at the top: (package, how to install it)."""
 
 
 @pytest.mark.parametrize("module", MODULES)
 def test_docstring_examples_run(module: str) -> None:
+    if module in NEEDS:
+        pytest.importorskip(NEEDS[module][0], reason=NEEDS[module][1])
     result = doctest.testmod(importlib.import_module(f"popejoan_env.{module}"), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0, f"{result.failed} of {result.attempted} docstring examples of popejoan_env.{module} fail"

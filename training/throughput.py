@@ -10,6 +10,10 @@ the figure is decisions per second of ``model.learn`` (rollouts and updates).
 ``old`` is the default before the batch engine (8 copies of the Gymnasium view
 in one process, 512 steps each a rollout), ``batch`` the default now
 (``BatchVecEnv``, 512 envs, 8 steps each: the same 4096-step rollouts).
+``rllib`` is ``training/train_rllib.py`` with its defaults (Ray RLlib PPO,
+self-play at every seat: the same 4096-step batches, minibatches of 512, 10
+epochs, 128x128), its figure env steps per second of training (sampling and
+updates; Ray's start-up excluded); it needs the ``ray`` extra.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import train_ppo  # noqa: E402
+import train_rllib  # noqa: E402
 
 OLD_DEFAULT = ["--vec-env", "dummy", "--n-envs", "8", "--n-steps", "512"]
 """The default set-up before ``--vec-env batch``."""
@@ -40,6 +45,7 @@ SETUPS: dict[str, tuple[str, list[str]]] = {
     "batch1": ("default set-up (batch env, 512 envs x 8 steps), 1 torch thread", ["--torch-threads", "1"]),
     "old": ("old default (8 dummy envs x 512 steps), 2 torch threads", OLD_DEFAULT),
     "batch": ("default set-up (train_ppo.py without flags)", []),
+    "rllib": ("RLlib PPO self-play (train_rllib.py without flags), 1 torch thread", []),
 }
 
 
@@ -59,6 +65,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as out:
         for key in chosen:
             name, flags = SETUPS[key]
+            if key == "rllib":
+                run = train_rllib.main([
+                    "--run-name", "throughput_rllib", "--output-dir", out, "--seed", str(args.seed),
+                    "--total-timesteps", str(args.steps), "--eval-deals", "0", "--checkpoint-interval", "0",
+                    "--no-tensorboard", *flags,
+                ])
+                rows.append((key, name, run["steps_per_s"]))
+                print(f"{name}: {run['steps_per_s']:,.0f} env steps/s", flush=True)
+                continue
             summary = train_ppo.main([
                 "--run-name", "throughput", "--output-dir", out, "--seed", str(args.seed),
                 "--total-timesteps", str(args.steps), "--eval-interval", "0", "--final-eval-deals", "0",
