@@ -53,6 +53,9 @@ def test_tiny_run_writes_model_run_json_checkpoints_and_logs(tiny_run: str) -> N
     assert run["learner_steps_per_s"] > 0
     assert set(run["final_evaluation"]) == {"random", "lowest"}
     assert run["evaluations"] and run["evaluations"][0]["timesteps"] >= 256
+    assert 0 < run["evaluations"][0]["train_seconds"] <= run["wall_seconds"]["train"]
+    with open(os.path.join(tiny_run, run["learning_curve"]), "rb") as curve:  # written by the run itself
+        assert run["learning_curve"] == "learning_curve.png" and curve.read(8) == b"\x89PNG\r\n\x1a\n"
     assert glob.glob(os.path.join(tiny_run, "checkpoints", "step_*.zip"))
     assert glob.glob(os.path.join(tiny_run, "checkpoints", "snapshot_*.zip"))
     assert glob.glob(os.path.join(tiny_run, "tb", "events.out.tfevents.*"))

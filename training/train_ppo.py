@@ -48,7 +48,7 @@ from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
 from popejoan_env import __version__
 from popejoan_env.checks import split_list
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.files import write_atomic
+from popejoan_env.files import replacing, write_atomic
 from popejoan_env.gym_env import make_vec_env
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
@@ -125,8 +125,8 @@ class Args:
     """steps between evaluations (0 = only the final one)"""
     eval_deals: int = 200
     """duplicate deals per opponent in a periodic evaluation"""
-    eval_opponents: str = "stops_first"
-    """scripted players to evaluate against periodically (comma list); evaluations use the first table size of --players"""
+    eval_opponents: str = "stops_first,pool_hunter"
+    """scripted players to evaluate against periodically (comma list); evaluations use the first table size of --players; they make the learning curve (learning_curve.png)"""
     final_eval_deals: int = 300
     """duplicate deals per opponent in the final evaluation (0 = skip)"""
     final_eval_opponents: str = "random,lowest,stops_first,pool_hunter,pimc"
@@ -296,6 +296,7 @@ class Callback(BaseCallback):
                             mininterval=1.0)
         self.next_snap = args.snapshot_interval
         self.next_eval = args.eval_interval or args.total_timesteps * 10
+        self.started = time.perf_counter()
         self.next_ckpt = args.checkpoint_interval or args.total_timesteps * 10
         self.last_eval = ""
 
@@ -315,10 +316,11 @@ class Callback(BaseCallback):
         if n >= self.next_eval:
             self.next_eval += args.eval_interval
             t0 = time.perf_counter()
+            trained = t0 - self.started - self.eval_seconds  # seconds of training so far, evaluations left out
             rows = evaluate(current_policy(self.model, args, self.setup, n), split_list(args.eval_opponents),
                             args.eval_deals, self.eval_seed, self.setup.rules, self.setup.table_sizes[0])
             self.eval_seconds += time.perf_counter() - t0
-            self.evals.append({"timesteps": n, "results": rows})
+            self.evals.append({"timesteps": n, "train_seconds": round(trained, 1), "results": rows})
             for name, r in rows.items():
                 self.logger.record(f"eval/{name}/model_counters_per_deal", r["model_mean"])
                 self.logger.record(f"eval/{name}/model_minus_opponent", r["diff_mean"])
@@ -410,6 +412,40 @@ def run_summary(args: Args, argv: list[str] | None, setup: Setup, steps: int, se
     }
 
 
+def write_learning_curve(path: str, args: Args, setup: Setup, evals: list[dict[str, Any]], final: dict[str, Any],
+                         train_seconds: float) -> str:
+    """Model minus each scripted player (95% CI) against minutes of training, as a PNG written atomically."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.8), dpi=110)
+    names = list(dict.fromkeys([k for e in evals for k in e["results"]] + list(final)))
+    colours = {name: f"C{i}" for i, name in enumerate(names)}
+    for name in names:
+        points = [(e["train_seconds"] / 60, e["results"][name]) for e in evals if name in e["results"]]
+        if name in final:
+            points.append((train_seconds / 60, final[name]))
+        x = [t for t, _ in points]
+        y = [r["diff_mean"] for _, r in points]
+        err = [r["diff_ci95"] for _, r in points]
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, color=colours[name], label=f"model − {name}",
+                    linestyle="-" if len(points) > 1 else "none")
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    ax.set_xlabel("minutes of training (evaluations left out)")
+    ax.set_ylabel("counters per deal, model − opponent (95% CI)")
+    deals = f"{args.eval_deals} duplicate deals a point" + (f", the last {args.final_eval_deals}" if final else "")
+    ax.set_title(f"{args.run_name}: {setup.rules.name}, {setup.table_sizes[0]} seats, {deals}", fontsize=10)
+    ax.legend(fontsize=8, loc="best")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    with replacing(path) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)
+    return path
+
+
 def write_summary(run_dir: str, summary: dict[str, Any]) -> str:
     """Write ``run.json`` atomically; returns its path."""
     return write_atomic(os.path.join(run_dir, "run.json"), json.dumps(summary, indent=1))
@@ -471,6 +507,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     seconds = {"train": train_time, "periodic_eval": callback.eval_seconds, "final_eval": final_time}
     summary = run_summary(args, argv, setup, steps, seconds, callback.evals, final, model_path, run_dir)
+    if callback.evals or final:
+        summary["learning_curve"] = os.path.relpath(
+            write_learning_curve(os.path.join(run_dir, "learning_curve.png"), args, setup, callback.evals, final,
+                                 train_time), run_dir)
     write_summary(run_dir, summary)
     print(f"\n{steps:,} learner steps in {train_time:.0f} s of training ({steps / train_time:,.0f} steps/s); "
           f"model: {model_path}")
