@@ -176,10 +176,10 @@ def run_simulate(args: argparse.Namespace) -> int:
                     plays, how = write_sharded(args, rules, length, batch_size, shard_deals, cpus, writer, progress)
                 elif args.engine == "batch":
                     plays, how = write_batch(args, rules, length, batch_size, np.random.default_rng(args.seed),
-                                                 writer, progress)
+                                             writer, progress)
                 else:
                     plays, how = write_scalar(args, rules, length, np.random.default_rng(args.seed), writer,
-                                                  progress), ""
+                                              progress), ""
             finally:
                 progress.close()
         seconds = time.perf_counter() - start
