@@ -73,7 +73,7 @@ class Args:
                                "each on its share of the batch")
     num_gpus_per_learner: float = arg(0.0, "GPUs per learner (a cluster with GPUs; this machine has none)")
     rollout_fragment_length: int = arg(0, "steps per env per sample call (0: RLlib's 'auto', from the batch size)")
-    train_batch_size: int = arg(4096, "env steps per PPO update")
+    train_batch_size: int = arg(4096, "env steps per PPO update and learner (--num-learners N: N times this)")
     minibatch_size: int = arg(512, "minibatch size of the PPO update")
     num_epochs: int = arg(10, "passes over each batch")
     learning_rate: float = arg(3e-4, "Adam learning rate")
@@ -207,7 +207,8 @@ def build_config(args: Args) -> Any:
             num_cpus_per_env_runner=1,
         )
         .learners(num_learners=args.num_learners, num_gpus_per_learner=args.num_gpus_per_learner)
-        .multi_agent(policies=set(modules), policy_mapping_fn=SeatModules(args.snapshots, args.snapshot_prob), policies_to_train=["main"])
+        .multi_agent(policies=set(modules), policy_mapping_fn=SeatModules(args.snapshots, args.snapshot_prob),
+                     policies_to_train=["main"])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
             m: RLModuleSpec(module_class=MaskedPolicyModule, model_config=model_config) for m in modules
         }))
