@@ -2,7 +2,7 @@
 
 The layers, lowest first (README "Architecture"):
 
-0. vocabulary: ``errors``, ``cards``, ``checks``, ``seats``, ``rules``, ``files``, ``cluster`` (Ray tasks)
+0. vocabulary: ``errors``, ``cards``, ``checks``, ``seats``, ``rules``, ``files``, ``cluster`` (Ray tasks), ``cli`` (scripts' parser)
 1. the game: ``engine``
 2. around a deal: ``session``, ``seat_view``, ``record``, ``render``, ``inference``
 3. numpy: ``observation``, the batch engine ``batch`` (compiled loops ``batch_kernels``) and its encoder ``batch_observation``
@@ -24,7 +24,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "popejoan_env"
 LAYERS: list[set[str]] = [
-    {"errors", "cards", "checks", "seats", "rules", "files", "cluster"},
+    {"errors", "cards", "checks", "seats", "rules", "files", "cluster", "cli"},
     {"engine"},
     {"session", "seat_view", "record", "render", "inference"},
     {"observation", "batch", "batch_kernels", "batch_observation"},

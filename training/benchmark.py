@@ -27,23 +27,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from typing import NoReturn
 
 from popejoan_env.checks import parse_rules_options, split_list
+from popejoan_env.cli import OneLineParser
 from popejoan_env.cluster import connected
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.players import SCRIPTED, make_player
 from popejoan_env.tournament import BACKENDS, MAX_DEALS, check_output, check_settings, make_schedule, run_duplicate
 
 DEFAULT_PLAYERS = ",".join(SCRIPTED)
-
-
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose every refusal is one line on stderr and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        """Print ``prog: error: message`` on one line and exit with status 2."""
-        self.exit(2, f"{self.prog}: error: {' '.join(message.splitlines())}\n")
 
 
 def split_players(text: str) -> list[str]:
@@ -59,7 +51,7 @@ def split_players(text: str) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of the benchmark."""
-    p = _Parser(
+    p = OneLineParser(
         description="Duplicate tournament between Pope Joan players (scripted or saved models).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )

@@ -35,10 +35,11 @@ import os
 import platform
 import sys
 import time
-from typing import Any, NoReturn
+from typing import Any
 
 from popejoan_env import __version__
 from popejoan_env.checks import split_list
+from popejoan_env.cli import OneLineParser
 from popejoan_env.cluster import check_address, connected, import_ray
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable, write_atomic
@@ -99,7 +100,8 @@ class Args:
     @classmethod
     def parse(cls, argv: list[str] | None = None) -> Args:
         """The flags; each field's help text is its --help; a bad one is one line and exit 2."""
-        parser = _Parser(description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        parser = OneLineParser(description=__doc__.split("\n\n")[0],
+                               formatter_class=argparse.ArgumentDefaultsHelpFormatter)
         for f in dataclasses.fields(cls):
             flag = "--" + f.name.rstrip("_").replace("_", "-")
             if str(f.type) == "bool":
@@ -114,14 +116,6 @@ class Args:
         except PopeJoanError as err:
             parser.error(str(err))
         return args
-
-
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose every refusal is one line on stderr and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        """Print ``prog: error: message`` on one line and exit with status 2."""
-        self.exit(2, f"{self.prog}: error: {' '.join(message.splitlines())}\n")
 
 
 def table_sizes(args: Args) -> list[int]:
