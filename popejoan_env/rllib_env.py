@@ -188,7 +188,7 @@ class TorchThreads(RLlibCallback):
 def policy_state(weights: Mapping[str, Any] | nn.Module) -> dict[str, torch.Tensor]:
     """The actor's tensors of a module or its weights, under the names ``players.learned`` reads."""
     state = weights.state_dict() if isinstance(weights, nn.Module) else weights
-    return {k: torch.as_tensor(np.asarray(v.detach().cpu() if hasattr(v, "detach") else v)).clone()
+    return {k: torch.as_tensor(v).detach().cpu().clone()  # tensors, or the numpy arrays of the learner's weights
             for k, v in state.items() if k.startswith(("mlp_extractor.policy_net.", "action_net."))}
 
 
