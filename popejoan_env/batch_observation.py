@@ -7,8 +7,10 @@ may see, and the ``inferred`` planes of ``inference.inferred``), without a
 Python loop over the deals: the per-card fields come from the owner tables
 (``owner``, ``initial_owner``) and the public history the batch keeps by card
 (``play_order``, ``led``), the per-seat fields from the seat arrays.
-``state_batch`` does the same for ``raw_env.state()`` (``STATE_LAYOUT``) and
-``action_masks`` gives the legal cards.
+``state_batch`` does the same for ``raw_env.state()`` (``STATE_LAYOUT``),
+``hidden_batch`` gives what an observer cannot see (the hands, counted from
+it, and the dead hand: an oracle critic's extra input) and ``action_masks``
+gives the legal cards.
 
 How the ``inferred`` planes are found without replaying the log: under
 ``lowest_of_suit`` a seat that led a card holds no card of its suit ranked
@@ -52,11 +54,14 @@ from popejoan_env.observation import (
 )
 from popejoan_env.rules import Rules
 
-__all__ = ["action_masks", "encode_batch", "state_batch"]
+__all__ = ["HIDDEN_SIZE", "action_masks", "encode_batch", "hidden_batch", "state_batch"]
 
 _C = NUM_CARD_IDS
 _OBS_AT: Mapping[str, int] = {name: start for name, start, _, _ in LAYOUT}
 _STATE_AT: Mapping[str, int] = {name: start for name, start, _, _ in STATE_LAYOUT}
+HIDDEN_SIZE: int = 9 * _C
+"""Length of ``hidden_batch``'s rows: 8 planes of 52, the cards each seat holds counted from the observer
+(plane 0 is its own hand, planes of absent seats are 0), then the dead hand."""
 _CHUNK = 1024
 """Rows encoded per pass: the uint8 buffer of a chunk (1.3 MB) stays in cache."""
 
@@ -157,6 +162,22 @@ def state_batch(batch: BatchDeals, rows: np.ndarray | Sequence[int] | None = Non
     sel = _selection(batch, rows)
     result = _output(out, len(sel), STATE_SIZE)
     _fill(batch, sel, rows is None, np.zeros(len(sel), dtype=np.int64), result, _STATE_AT, observation=False)
+    return result
+
+
+def hidden_batch(batch: BatchDeals, rows: np.ndarray | Sequence[int] | None = None,
+                 seats: np.ndarray | Sequence[int] | int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+    """float32 [k, HIDDEN_SIZE]: every hand counted from ``seats[i]`` (default the seat to act), then the dead
+    hand, of each selected deal: what a critic may know and a policy may not; fills ``out`` if given."""
+    sel = _selection(batch, rows)
+    observer = _observers(batch, sel, seats)
+    result = _output(out, len(sel), HIDDEN_SIZE)
+    n = batch.players
+    owner = batch.owner[sel].astype(np.int64)
+    rel = np.where(owner >= 0, (owner - observer[:, None]) % n, -1)
+    for j in range(8):
+        np.equal(rel, j, out=result[:, j * _C:(j + 1) * _C], casting="unsafe")
+    np.equal(owner, DEAD, out=result[:, 8 * _C:], casting="unsafe")
     return result
 
 

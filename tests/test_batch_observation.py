@@ -13,7 +13,7 @@ import popejoan_env.batch_observation as batch_observation
 import popejoan_env.observation as observation
 from popejoan_env import MODERN, VICTORIAN, Deal, Rules
 from popejoan_env.batch import NUMBA, BatchDeals
-from popejoan_env.batch_observation import action_masks, encode_batch, state_batch
+from popejoan_env.batch_observation import HIDDEN_SIZE, action_masks, encode_batch, hidden_batch, state_batch
 from popejoan_env.cards import CARD_NAMES, PACK
 from popejoan_env.errors import GameOverError, PopeJoanError
 from popejoan_env.observation import LAYOUT, OBS_SIZE, STATE_LAYOUT, STATE_SIZE, Encoder, action_mask, encode
@@ -172,6 +172,40 @@ def test_rows_seats_and_out() -> None:
     ({"out": np.zeros((9, OBS_SIZE), dtype=np.float32)}, "out must be a writable float32 array"),
     ({"out": np.zeros((10, STATE_SIZE), dtype=np.float32)}, "out must be a writable float32 array"),
 ])
+def scalar_hidden(deal: Deal, seat: int) -> np.ndarray:
+    """``hidden_batch``'s row written from a scalar deal: each hand from ``seat`` on, then the dead hand."""
+    want = np.zeros(HIDDEN_SIZE, dtype=np.float32)
+    for r in range(deal.players):
+        hand = deal.hands[(seat + r) % deal.players]
+        for card in range(52):
+            want[r * 52 + card] = (hand >> card) & 1
+    for card in deal.dead:
+        want[8 * 52 + card] = 1
+    return want
+
+
+@pytest.mark.parametrize("players", [3, 5, 8])
+def test_hidden_rows_are_every_hand_counted_from_the_observer_and_the_dead_hand(players: int) -> None:
+    batch = BatchDeals(VICTORIAN, players=players, num_deals=5, deal_seed=players)
+    rng = np.random.default_rng(0)
+    for step in range(6):
+        live = np.flatnonzero(~batch.done)
+        for seat in range(players):
+            got = hidden_batch(batch, rows=live, seats=seat)
+            for row, i in zip(got, live.tolist()):
+                assert np.array_equal(row, scalar_hidden(batch.to_deal(i), seat)), (step, i, seat)
+        acting = hidden_batch(batch, rows=live)
+        assert np.array_equal(acting, np.stack([scalar_hidden(batch.to_deal(i), int(batch.to_act[i]))
+                                                for i in live.tolist()]))
+        # every card of the pack but those played is in exactly one plane
+        assert (acting.reshape(len(live), 9, 52).sum(axis=1) <= 1).all()
+        batch.step(batch.random_actions(rng))
+    out = np.full((2, HIDDEN_SIZE), np.nan, dtype=np.float32)
+    assert hidden_batch(batch, rows=[0, 1], seats=[1, 0], out=out) is out and not np.isnan(out).any()
+    with pytest.raises(PopeJoanError, match="out must be a writable float32 array"):
+        hidden_batch(batch, out=np.zeros((5, OBS_SIZE), dtype=np.float32))
+
+
 def test_bad_arguments_are_refused(kwargs: dict, match: str) -> None:
     batch = BatchDeals(MODERN, players=4, num_deals=10, deal_seed=7)
     with pytest.raises(PopeJoanError, match=match):
