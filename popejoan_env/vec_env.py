@@ -8,7 +8,11 @@ opponents is one ``BatchDeals.step`` for every deal where an opponent is to act.
 =====================  =====================================================
 observation            ``batch_observation.encode_batch`` of the learner's seat
                        (equal to ``observation.encode(deal, learner)``), float32
-                       ``[n, OBS_SIZE]``
+                       ``[n, OBS_SIZE]``; with ``oracle=True`` followed by
+                       ``batch_observation.hidden_batch`` (every hand, counted
+                       from the learner, and the dead hand): ``[n, OBS_SIZE +
+                       HIDDEN_SIZE]``, for a critic that knows the deal while
+                       the policy reads only the first ``OBS_SIZE`` columns
 action                 one card id per env (``Discrete(52)``)
 ``action_masks()``     bool ``[n, 52]``; ``env_method("action_masks")`` gives the
                        rows (sb3-contrib's ``get_action_masks``)
@@ -31,9 +35,9 @@ Opponents: ``random``, ``lowest``, ``stops_first`` and ``pool_hunter`` are compu
 all their deals at once (``random_leads``, ``lowest_leads``, ``stops_first_leads``,
 ``pool_hunter_leads``; with numba installed ``compiled_leads`` runs the last two as a
 compiled loop): the scalar players' very choices, pool_hunter's values to the bit.  The
-self-play snapshots (``self``) are answered by one ``encode_batch`` per round and one
-forward of each snapshot's network (torch, ``policy_leads``) for every deal where that
-snapshot is to act.  Any other player (``pimc``, a model file) plays through its ``act`` on
+self-play snapshots (``self``) and model files in the mix are answered by one
+``encode_batch`` per round and one forward of each network (torch, ``policy_leads``) for
+every deal where it is to act.  Any other player (``pimc``) plays through its ``act`` on
 ``seat_view(batch.to_deal(slot), seat)``: correct, slow.
 
 A round is as slow as its slowest deal, and the slowest are new episodes (the opponents
@@ -70,7 +74,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from popejoan_env.batch import BatchDeals, Finished
-from popejoan_env.batch_observation import encode_batch
+from popejoan_env.batch_observation import HIDDEN_SIZE, encode_batch, hidden_batch
 from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS
 from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import IllegalActionError, PopeJoanError
@@ -132,7 +136,7 @@ def _logits(policy: Any, obs: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- the env
-_RANDOM, _LOWEST, _STOPS_FIRST, _POOL_HUNTER, _SNAPSHOT, _SCALAR = range(6)
+_RANDOM, _LOWEST, _STOPS_FIRST, _POOL_HUNTER, _SNAPSHOT, _MODEL, _SCALAR = range(7)
 _VECTORISED = {"random": _RANDOM, "lowest": _LOWEST, "stops_first": _STOPS_FIRST, "pool_hunter": _POOL_HUNTER}
 
 
@@ -174,7 +178,8 @@ class _Table:
 
 
 class BatchVecEnv(VecEnv):
-    """``num_envs`` learner seats on the batch engine, one per env; the keywords are ``PopeJoanGymEnv``'s.
+    """``num_envs`` learner seats on the batch engine, one per env; the keywords are ``PopeJoanGymEnv``'s, plus
+    ``terminal_observation`` and ``oracle`` (the module's table).
 
     Each table has ``2 * num_envs`` slots: besides the episodes being played, spare episodes drawn ahead
     whose opponents play in the rounds the others need anyway, so an env whose episode ends takes the
@@ -195,6 +200,7 @@ class BatchVecEnv(VecEnv):
         reward_scale: float = 1.0,
         balance_range: tuple[int, int] | Sequence[int] | None = None,
         terminal_observation: bool = True,
+        oracle: bool = False,
     ) -> None:
         n = as_int(num_envs)
         if n is None or n < 1:
@@ -207,24 +213,32 @@ class BatchVecEnv(VecEnv):
         self.reward_scale = float(reward_scale)
         self.balance_range = balance_range
         self.terminal_observation = bool(terminal_observation)
+        self.oracle = bool(oracle)
         self.render_mode = None
         self.pool = OpponentPool(opponents, self.rules, snapshots, max_snapshots, snapshot_deterministic)
         names = self.pool.names
         self._self_pick = names.index(SELF) if SELF in names else -1
         self._mix_cdf = np.cumsum(self.pool.weights)
         self._mix_cdf /= self._mix_cdf[-1]
-        self._code_of_pick = np.array([_SNAPSHOT if name == SELF else _VECTORISED.get(name, _SCALAR)
-                                       for name in names], dtype=np.int64)
+        self._code_of_pick = np.array([_SNAPSHOT if name == SELF else _MODEL if self._is_model(name)
+                                       else _VECTORISED.get(name, _SCALAR) for name in names], dtype=np.int64)
         self._snapshots: dict[int, Any] = {}  # key -> LearnedPlayer of every snapshot a seat may still hold
         self._snap_keys: dict[int, int] = {}  # id(player) -> key
         self._next_key = 0
         self._seeds_from = np.random.SeedSequence()  # each reset draws its streams from here (seed() sets it)
-        super().__init__(n, spaces.Box(-np.inf, np.inf, shape=(OBS_SIZE,), dtype=np.float32),
+        width = OBS_SIZE + (HIDDEN_SIZE if self.oracle else 0)
+        super().__init__(n, spaces.Box(-np.inf, np.inf, shape=(width,), dtype=np.float32),
                          spaces.Discrete(NUM_CARD_IDS))
         self._tables: list[_Table] = []
         self._actions: np.ndarray | None = None
         self._masks = np.zeros((n, NUM_CARD_IDS), dtype=bool)
         self._t_start = time.time()
+
+    def _is_model(self, name: str) -> bool:
+        """Whether the mix's ``name`` is a model file (a ``LearnedPlayer``, answered like the snapshots)."""
+        from popejoan_env.players.learned import LearnedPlayer
+
+        return isinstance(self.pool.scripted[name][0], LearnedPlayer)
 
     # ------------------------------------------------------------- self-play
     def add_snapshot(self, path: str | os.PathLike[str]) -> None:
@@ -475,7 +489,8 @@ class BatchVecEnv(VecEnv):
                                     "winner": None if fin.winner[j] < 0 else int(fin.winner[j]),
                                     "opponents": names, "episode": ep}
             if self.terminal_observation:
-                info["terminal_observation"] = encode(replay_record(fin.records[j]), learner)  # type: ignore[index]
+                info["terminal_observation"] = _terminal_observation(replay_record(fin.records[j]), learner,
+                                                                     self.oracle)
             dones[i] = True
             infos[i] = info
         self._draw_spares(tab, void_spares)
@@ -531,6 +546,13 @@ class BatchVecEnv(VecEnv):
                     player = self._snapshots[key]
                     out[sel[sub]] = policy_leads(player.policy, obs[sub], legal[sel[sub]], self._opp_rng,
                                                  player.deterministic)
+            elif code == _MODEL:
+                obs = encode_batch(batch, rows[sel], seats[sel])
+                for pick in np.unique(picks[sel]).tolist():
+                    sub = picks[sel] == pick
+                    player = self.pool.scripted[self.pool.names[pick]][0]
+                    out[sel[sub]] = policy_leads(player.policy, obs[sub], legal[sel[sub]], self._opp_rng,
+                                                 player.deterministic)
             else:
                 for j in sel.tolist():
                     row, seat = int(rows[j]), int(seats[j])
@@ -540,18 +562,36 @@ class BatchVecEnv(VecEnv):
 
     def _observe(self) -> np.ndarray:
         """Each learner's observation now; the legal cards are kept for ``action_masks``."""
-        obs = np.empty((self.num_envs, OBS_SIZE), dtype=np.float32)
+        obs = np.empty((self.num_envs, *self.observation_space.shape), dtype=np.float32)
         for t, tab in enumerate(self._tables):
             envs = np.flatnonzero(self._table == t)
             if not len(envs):
                 continue
             rows = self._row[envs]
+            seats = tab.learner[rows]
             if len(envs) == self.num_envs:  # one table holds every env: encode straight into the result
-                encode_batch(tab.batch, rows, tab.learner[rows], out=obs)
+                encode_batch(tab.batch, rows, seats, out=obs[:, :OBS_SIZE])
+                if self.oracle:
+                    hidden_batch(tab.batch, rows, seats, out=obs[:, OBS_SIZE:])
             else:
-                obs[envs] = encode_batch(tab.batch, rows, tab.learner[rows])
+                obs[envs, :OBS_SIZE] = encode_batch(tab.batch, rows, seats)
+                if self.oracle:
+                    obs[envs, OBS_SIZE:] = hidden_batch(tab.batch, rows, seats)
             self._masks[envs] = tab.batch.legal_mask()[rows]
         return obs
+
+
+def _terminal_observation(deal: Any, seat: int, oracle: bool) -> np.ndarray:
+    """The observation of a finished deal from ``seat``, with ``hidden_batch``'s columns when ``oracle``."""
+    obs = encode(deal, seat)
+    if not oracle:
+        return obs
+    hidden = np.zeros(HIDDEN_SIZE, dtype=np.float32)
+    cards = np.arange(NUM_CARD_IDS, dtype=np.int64)
+    for r in range(deal.players):
+        hidden[r * NUM_CARD_IDS:(r + 1) * NUM_CARD_IDS] = (deal.hands[(seat + r) % deal.players] >> cards) & 1
+    hidden[8 * NUM_CARD_IDS + np.array(deal.dead, dtype=np.int64)] = 1
+    return np.concatenate([obs, hidden])
 
 
 def make_batch_vec_env(n_envs: int, seed: int | None, **env_kwargs: Any) -> BatchVecEnv:

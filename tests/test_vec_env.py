@@ -196,6 +196,46 @@ def test_rewards_sum_to_the_learners_deal_delta_and_infos_are_complete() -> None
     assert episodes > 100
 
 
+def test_oracle_observations_append_the_hidden_hands_of_the_learners_deal() -> None:
+    from popejoan_env.batch_observation import HIDDEN_SIZE
+    from popejoan_env.observation import OBS_SIZE
+    from test_batch_observation import scalar_hidden
+
+    vec = make_batch_vec_env(10, 6, players="3,5,8", opponents="stops_first:0.5,random:0.5", oracle=True)
+    plain = make_batch_vec_env(10, 6, players="3,5,8", opponents="stops_first:0.5,random:0.5")
+    assert vec.observation_space.shape == (OBS_SIZE + HIDDEN_SIZE,)
+    obs, same = vec.reset(), plain.reset()
+    finals = {}
+    for tab in vec._tables:  # the finished deals, to check the terminal observations against
+        def spy(actions, which=None, _step=tab.batch.step, _tab=tab):
+            from popejoan_env.record import replay_record
+
+            fin = _step(actions, which=which)
+            for j, slot in enumerate(fin.slots.tolist()):
+                if int(_tab.env[slot]) >= 0:
+                    finals[int(_tab.env[slot])] = (replay_record(fin.records[j]), int(_tab.learner[slot]))
+            return fin
+
+        tab.batch.step = spy
+    ended = 0
+    for step in range(30):
+        assert np.array_equal(obs[:, :OBS_SIZE], same), "the oracle changes nothing but the extra columns"
+        for i in range(vec.num_envs):
+            batch, slot, learner = vec.learner_slot(i)
+            assert np.array_equal(obs[i, OBS_SIZE:], scalar_hidden(batch.to_deal(slot), learner))
+        actions = (np.random.default_rng(step).random((10, 52)) * vec.action_masks()).argmax(axis=1)
+        obs, rewards, dones, infos = vec.step(actions)
+        same, plain_rewards, plain_dones, _ = plain.step(actions)
+        assert np.array_equal(rewards, plain_rewards) and np.array_equal(dones, plain_dones)
+        for i in np.flatnonzero(dones):
+            deal, learner = finals[i]
+            assert np.array_equal(infos[i]["terminal_observation"],
+                                  np.concatenate([encode(deal, learner), scalar_hidden(deal, learner)]))
+            ended += 1
+        finals.clear()
+    assert ended > 5
+
+
 def test_terminal_observation_is_the_finished_deal_seen_by_the_learner() -> None:
     vec = make_batch_vec_env(6, 4, opponents="random")
     vec.reset()
@@ -236,6 +276,34 @@ def test_episode_that_gives_the_learner_no_decision_is_dealt_again() -> None:
     vec.reset()
     for masks, *_ in rollout(vec, 40):
         assert (masks.sum(axis=1) >= 2).all()  # every step is a real decision
+
+
+def test_a_model_file_in_the_mix_plays_its_scalar_moves_in_one_forward_per_round(snapshot: str,
+                                                                                monkeypatch) -> None:
+    forwards = []
+    real = vec_env.policy_leads
+    monkeypatch.setattr(vec_env, "policy_leads", lambda *a: forwards.append(len(a[1])) or real(*a))
+    vec = make_batch_vec_env(16, 2, players="3,6", opponents=f"{snapshot}:0.7,random:0.3")
+    vec.reset()
+    checked = 0
+    for step in range(16):
+        for tab in vec._tables:
+            waiting = (tab.batch.to_act != tab.learner) & ~tab.batch.done
+            rows = np.flatnonzero(waiting & (tab.env != vec_env._FREE))  # the spare episodes' opponents
+            if not len(rows):
+                continue
+            seats = tab.batch.to_act[rows]
+            forwards.clear()
+            got = vec._opponent_leads(tab, rows, seats)
+            picks = tab.pick[rows, seats]
+            model_rows = [j for j in range(len(rows)) if vec.pool.names[picks[j]] == snapshot]
+            assert forwards == ([len(model_rows)] if model_rows else [])
+            for j in model_rows:
+                player = vec.pool.scripted[snapshot][int(seats[j])]
+                assert got[j] == player.act(seat_view(tab.batch.to_deal(int(rows[j])), int(seats[j])))
+                checked += 1
+        vec.step(vec.action_masks().argmax(axis=1))
+    assert checked > 20
 
 
 def test_sessions_end_episodes_where_the_batch_ends_them() -> None:
@@ -382,3 +450,39 @@ def test_the_numpy_players_give_the_run_the_compiled_ones_give(monkeypatch) -> N
     compiled = run()
     monkeypatch.setattr(vec_env, "compiled_available", lambda: False)
     assert all(np.array_equal(a, b) for a, b in zip(compiled, run()))
+
+
+def test_oracle_critic_reads_the_hands_and_the_saved_policy_does_not(tmp_path) -> None:
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "training"))
+    import train_ppo
+    from popejoan_env.observation import OBS_SIZE
+    from popejoan_env.players.learned import load_player
+
+    summary = train_ppo.main([
+        "--run-name", "o", "--output-dir", str(tmp_path), "--seed", "2", "--oracle-critic",
+        "--total-timesteps", "1024", "--n-envs", "32", "--n-steps", "16", "--batch-size", "256", "--n-epochs", "1",
+        "--net-arch", "16", "--opponents", "random:0.5,self:0.5", "--snapshot-interval", "512",
+        "--eval-interval", "0", "--final-eval-deals", "2", "--final-eval-opponents", "random",
+        "--checkpoint-interval", "0", "--no-progress", "--no-tensorboard", "--torch-threads", "1",
+    ])
+    assert summary["args"]["oracle_critic"] is True
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(str(tmp_path / "o" / "model.zip"), device="cpu")
+    vec = make_batch_vec_env(8, 3, opponents="random", oracle=True)
+    obs = torch.as_tensor(vec.reset())
+    other = obs.clone()
+    other[:, OBS_SIZE:] = torch.as_tensor(np.random.default_rng(0).random(other[:, OBS_SIZE:].shape) < 0.2)
+    policy = model.policy
+    with torch.no_grad():
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(policy.extract_features(obs)))
+        moved = policy.action_net(policy.mlp_extractor.forward_actor(policy.extract_features(other)))
+        values, moved_values = policy.predict_values(obs), policy.predict_values(other)
+    assert torch.equal(logits, moved), "the policy never reads the hidden hands"
+    assert not torch.equal(values, moved_values), "the critic does"
+    player = load_player(str(tmp_path / "o" / "model.zip"))  # an ordinary actor: the numpy player reads it
+    assert np.allclose(player.policy.logits(obs[:, :OBS_SIZE].numpy()), logits.numpy(), atol=1e-5)
+    with pytest.raises(PopeJoanError, match="--oracle-critic needs --vec-env batch"):
+        train_ppo.check_args(train_ppo.Args(oracle_critic=True, vec_env="dummy"))

@@ -42,8 +42,10 @@ import sb3_contrib
 import stable_baselines3
 import torch
 from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
+from stable_baselines3.common.torch_layers import MlpExtractor
 
 from popejoan_env import __version__
 from popejoan_env.checks import split_list
@@ -91,6 +93,8 @@ class Args:
     """hidden layer widths of the policy and of the value network"""
     activation: str = "tanh"
     """hidden activation: tanh or relu"""
+    oracle_critic: bool = False
+    """the value network also reads every hand and the dead hand (batch_observation.hidden_batch) while the policy reads only its observation; needs --vec-env batch"""
     learning_rate: float = 3e-4
     """Adam learning rate"""
     anneal_lr: bool = True
@@ -210,6 +214,9 @@ def check_args(args: Args) -> Setup:
     if args.activation not in ("tanh", "relu") or args.vec_env not in VEC_ENVS or not net_arch:
         raise PopeJoanError(f"--activation must be tanh or relu, --vec-env one of {', '.join(VEC_ENVS)}, "
                             f"--net-arch non-empty; got {args.activation!r}, {args.vec_env!r}, {args.net_arch!r}")
+    if args.oracle_critic and args.vec_env != "batch":
+        raise PopeJoanError(f"--oracle-critic needs --vec-env batch (the hands come from the batch engine), "
+                            f"got --vec-env {args.vec_env}")
     if args.n_envs < 0 or args.n_steps < 0:
         raise PopeJoanError(f"--n-envs and --n-steps must be positive (0 = the default), "
                             f"got {args.n_envs} and {args.n_steps}")
@@ -367,8 +374,35 @@ def make_env(args: Args, setup: Setup, seed: int) -> Any:
                   balance_range=setup.balance_range)
     if args.vec_env == "batch":
         # PPO reads terminal observations only for truncated episodes, and no episode here is truncated.
-        return make_batch_vec_env(setup.n_envs, seed, terminal_observation=False, **kwargs)
+        return make_batch_vec_env(setup.n_envs, seed, terminal_observation=False, oracle=args.oracle_critic,
+                                  **kwargs)
     return make_vec_env(setup.n_envs, seed, args.vec_env, **kwargs)
+
+
+class OracleExtractor(MlpExtractor):
+    """SB3's two MLPs, but the policy's reads only the observation (the first OBS_SIZE features) and the value
+    network's reads the hidden hands as well: an oracle critic."""
+
+    def __init__(self, feature_dim: int, net_arch: dict[str, list[int]], activation_fn: type[torch.nn.Module],
+                 device: Any = "auto") -> None:
+        super().__init__(feature_dim, net_arch, activation_fn, device)
+        first = self.policy_net[0]
+        self.policy_net[0] = torch.nn.Linear(OBS_SIZE, first.out_features).to(first.weight.device)
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The policy's and the value network's latents."""
+        return self.forward_actor(features), self.forward_critic(features)
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        """The policy's latent, from the observation alone."""
+        return self.policy_net(features[..., :OBS_SIZE])
+
+
+class OraclePolicy(MaskableActorCriticPolicy):
+    """MaskablePPO's MLP policy with an ``OracleExtractor``: the saved actor is an ordinary one."""
+
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = OracleExtractor(self.features_dim, self.net_arch, self.activation_fn, self.device)
 
 
 def make_model(args: Args, setup: Setup, vec: Any, seed: int) -> MaskablePPO:
@@ -378,7 +412,7 @@ def make_model(args: Args, setup: Setup, vec: Any, seed: int) -> MaskablePPO:
         lr = lambda progress: args.learning_rate * progress  # noqa: E731  (progress goes 1 -> 0)
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
     return MaskablePPO(
-        "MlpPolicy", vec, learning_rate=lr, n_steps=setup.n_steps, batch_size=args.batch_size,
+        OraclePolicy if args.oracle_critic else "MlpPolicy", vec, learning_rate=lr, n_steps=setup.n_steps, batch_size=args.batch_size,
         n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
         ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
         policy_kwargs=dict(net_arch=dict(pi=setup.net_arch, vf=setup.net_arch), activation_fn=activation),
@@ -484,7 +518,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     print(f"training {args.run_name}: {args.preset}, players {setup.table_sizes}, opponents {args.opponents}, "
           f"{args.total_timesteps:,} steps, {setup.n_envs} {args.vec_env} envs x {setup.n_steps} steps a rollout, "
-          f"obs {OBS_SIZE} (v{OBS_VERSION})",
+          f"obs {OBS_SIZE} (v{OBS_VERSION})" + (", the critic also reads the hidden hands" if args.oracle_critic else ""),
           flush=True)
     callback = Callback(args, setup, ckpt_dir, eval_seed)
     t_start = time.perf_counter()
