@@ -81,6 +81,7 @@ from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.gym_env import episode_options, table_sizes
 from popejoan_env.observation import OBS_SIZE, encode
 from popejoan_env.opponents import SELF, OpponentPool
+from popejoan_env.players import suits
 from popejoan_env.players.vectorised import (
     compiled_available, compiled_leads, lowest_leads, pool_hunter_leads, pool_hunter_values, random_leads,
     stops_first_leads,
@@ -122,6 +123,13 @@ def _logits(policy: Any, obs: np.ndarray) -> np.ndarray:
     ``torch.set_num_threads``.  The weights are shared with the policy's arrays, not copied."""
     import torch
 
+    if policy.actor is not None:  # a suits actor: its torch forward, from the weights it was saved with
+        weights = _TORCH_LAYERS.get(policy)
+        if weights is None:
+            weights = _TORCH_LAYERS[policy] = {k: torch.from_numpy(v) for k, v in policy.actor.weights.items()}
+        with torch.inference_mode():
+            x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
+            return suits.logits_torch(weights, x, policy.metadata["activation"]).numpy()
     layers = _TORCH_LAYERS.get(policy)
     if layers is None:
         layers = _TORCH_LAYERS[policy] = [(torch.from_numpy(w), torch.from_numpy(b))

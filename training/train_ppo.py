@@ -54,7 +54,7 @@ from popejoan_env.files import replacing, write_atomic
 from popejoan_env.gym_env import make_vec_env
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
-from popejoan_env.players import make_player
+from popejoan_env.players import make_player, suits
 from popejoan_env.players.learned import LearnedPlayer, model_metadata, policy_from_state, save_model
 from popejoan_env.rules import Rules, check_players
 from popejoan_env.tournament import TournamentResult, run_duplicate
@@ -93,6 +93,10 @@ class Args:
     """hidden layer widths of the policy and of the value network"""
     activation: str = "tanh"
     """hidden activation: tanh or relu"""
+    actor: str = "mlp"
+    """the policy network: mlp (--net-arch) or suits (one network shared by the four suits, scoring each suit's 13 ranks: popejoan_env.players.suits; widths --actor-arch)"""
+    actor_arch: str = "64,128,128"
+    """widths of a suits actor: the context layer, then the suit network's hidden layers"""
     oracle_critic: bool = False
     """the value network also reads every hand and the dead hand (batch_observation.hidden_batch) while the policy reads only its observation; needs --vec-env batch"""
     learning_rate: float = 3e-4
@@ -184,6 +188,7 @@ class Setup:
     rules: Rules
     table_sizes: list[int]
     net_arch: list[int]
+    actor_arch: list[int]
     balance_range: list[int] | None
     uses_self: bool
     n_envs: int
@@ -199,10 +204,11 @@ def check_args(args: Args) -> Setup:
     """Check every flag that can be wrong (a PopeJoanError says which), before anything is written."""
     rules = Rules.preset(args.preset)
     try:
-        table_sizes, net_arch = _ints(args.players), _ints(args.net_arch)
+        table_sizes, net_arch, actor_arch = _ints(args.players), _ints(args.net_arch), _ints(args.actor_arch)
         balance_range = _ints(args.balance_range) or None
     except ValueError as err:
-        raise PopeJoanError(f"--players, --net-arch and --balance-range take comma lists of integers: {err}") from None
+        raise PopeJoanError(f"--players, --net-arch, --actor-arch and --balance-range take comma lists of integers: "
+                            f"{err}") from None
     if balance_range is not None and (len(balance_range) != 2 or balance_range[0] > balance_range[1]):
         raise PopeJoanError(f"--balance-range must be LOW,HIGH with LOW <= HIGH, got {args.balance_range!r}")
     for n in table_sizes:
@@ -214,6 +220,9 @@ def check_args(args: Args) -> Setup:
     if args.activation not in ("tanh", "relu") or args.vec_env not in VEC_ENVS or not net_arch:
         raise PopeJoanError(f"--activation must be tanh or relu, --vec-env one of {', '.join(VEC_ENVS)}, "
                             f"--net-arch non-empty; got {args.activation!r}, {args.vec_env!r}, {args.net_arch!r}")
+    if args.actor not in ("mlp", suits.ARCHITECTURE) or len(actor_arch) < 2 or min(actor_arch) < 1:
+        raise PopeJoanError(f"--actor must be mlp or suits and --actor-arch at least 2 positive widths, "
+                            f"got {args.actor!r} and {args.actor_arch!r}")
     if args.oracle_critic and args.vec_env != "batch":
         raise PopeJoanError(f"--oracle-critic needs --vec-env batch (the hands come from the batch engine), "
                             f"got --vec-env {args.vec_env}")
@@ -222,7 +231,7 @@ def check_args(args: Args) -> Setup:
                             f"got {args.n_envs} and {args.n_steps}")
     n_envs = args.n_envs or VEC_ENVS[args.vec_env]
     n_steps = args.n_steps or max(1, ROLLOUT // n_envs)
-    return Setup(rules, table_sizes, net_arch, balance_range, uses_self=any(name == SELF for name, _ in mix),
+    return Setup(rules, table_sizes, net_arch, actor_arch, balance_range, uses_self=any(name == SELF for name, _ in mix),
                  n_envs=n_envs, n_steps=n_steps)
 
 
@@ -235,6 +244,10 @@ def clear_run(run_dir: str) -> None:
 
 def metadata(args: Args, setup: Setup, steps: int) -> dict[str, Any]:
     """The metadata saved with a model (or snapshot) after ``steps`` learner steps."""
+    if args.actor == suits.ARCHITECTURE:
+        return model_metadata(setup.rules, setup.table_sizes, setup.actor_arch, args.activation, timesteps=steps,
+                              run_name=args.run_name, seed=args.seed, opponents=args.opponents,
+                              architecture=suits.ARCHITECTURE, critic_arch=setup.net_arch)
     return model_metadata(setup.rules, setup.table_sizes, setup.net_arch, args.activation, timesteps=steps,
                           run_name=args.run_name, seed=args.seed, opponents=args.opponents)
 
@@ -405,17 +418,85 @@ class OraclePolicy(MaskableActorCriticPolicy):
         self.mlp_extractor = OracleExtractor(self.features_dim, self.net_arch, self.activation_fn, self.device)
 
 
+class SuitsActor(torch.nn.Module):
+    """The suits actor's layers as torch modules (``suits.shapes``' names) and its forward."""
+
+    def __init__(self, actor_arch: list[int], activation: str) -> None:
+        super().__init__()
+        self.activation = activation
+        for name, shape in suits.shapes(actor_arch).items():
+            if name.endswith(".weight"):
+                setattr(self, name[:-len(".weight")], torch.nn.Linear(shape[1], shape[0]))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """The logits [B, 52] of the observations ``obs`` [B, OBS_SIZE]."""
+        return suits.logits_torch(dict(self.named_parameters()), obs, self.activation)
+
+
+class SuitsExtractor(torch.nn.Module):
+    """The suits actor on the observation (the first OBS_SIZE features) and SB3's MLP critic on every feature
+    (with --oracle-critic, the hidden hands too)."""
+
+    def __init__(self, feature_dim: int, net_arch: list[int], actor_arch: list[int],
+                 activation_fn: type[torch.nn.Module], activation: str) -> None:
+        super().__init__()
+        self.actor = SuitsActor(actor_arch, activation)
+        layers: list[torch.nn.Module] = []
+        width = feature_dim
+        for w in net_arch:
+            layers += [torch.nn.Linear(width, w), activation_fn()]
+            width = w
+        self.value_net = torch.nn.Sequential(*layers)
+        self.latent_dim_pi, self.latent_dim_vf = 52, width
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The logits and the critic's latent."""
+        return self.forward_actor(features), self.forward_critic(features)
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        """The logits, from the observation alone."""
+        return self.actor(features[..., :OBS_SIZE])
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        """The critic's latent."""
+        return self.value_net(features)
+
+
+class SuitsPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO's policy with the suits actor: its logits are the action logits (no action_net)."""
+
+    def __init__(self, *args: Any, actor_arch: list[int], activation: str, **kwargs: Any) -> None:
+        self.actor_arch, self.activation = actor_arch, activation
+        super().__init__(*args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = SuitsExtractor(self.features_dim, self.net_arch["vf"], self.actor_arch,
+                                               self.activation_fn, self.activation)
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        self.action_net = torch.nn.Identity()
+        torch.nn.init.orthogonal_(self.mlp_extractor.actor.out.weight, gain=0.01)  # SB3's action_net gain
+        torch.nn.init.zeros_(self.mlp_extractor.actor.out.bias)
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+
+
 def make_model(args: Args, setup: Setup, vec: Any, seed: int) -> MaskablePPO:
     """MaskablePPO with the flags' network, schedule and PPO settings, on CPU."""
     lr: Any = args.learning_rate
     if args.anneal_lr:
         lr = lambda progress: args.learning_rate * progress  # noqa: E731  (progress goes 1 -> 0)
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
+    policy: Any = OraclePolicy if args.oracle_critic else "MlpPolicy"
+    policy_kwargs: dict[str, Any] = dict(net_arch=dict(pi=setup.net_arch, vf=setup.net_arch), activation_fn=activation)
+    if args.actor == suits.ARCHITECTURE:
+        policy = SuitsPolicy
+        policy_kwargs.update(actor_arch=setup.actor_arch, activation=args.activation)
     return MaskablePPO(
-        OraclePolicy if args.oracle_critic else "MlpPolicy", vec, learning_rate=lr, n_steps=setup.n_steps, batch_size=args.batch_size,
+        policy, vec, learning_rate=lr, n_steps=setup.n_steps, batch_size=args.batch_size,
         n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
         ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
-        policy_kwargs=dict(net_arch=dict(pi=setup.net_arch, vf=setup.net_arch), activation_fn=activation),
+        policy_kwargs=policy_kwargs,
         seed=seed, device="cpu", verbose=0,
         stats_window_size=2000,  # counters per deal are noisy (sd ~10): average many episodes for the charts
     )

@@ -61,6 +61,7 @@ from popejoan_env.checks import as_int
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import replacing
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION, encode_view, play_rules
+from popejoan_env.players import suits
 from popejoan_env.players.base import legal_of
 from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, resolve_rules
 from popejoan_env.seat_view import SeatView
@@ -155,10 +156,13 @@ def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
 class Policy:
     """The actor of a saved MaskablePPO model, evaluated in numpy."""
 
-    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], head: tuple[np.ndarray, np.ndarray],
-                 activation: str, metadata: dict[str, Any], path: str) -> None:
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], head: tuple[np.ndarray, np.ndarray] | None,
+                 activation: str, metadata: dict[str, Any], path: str,
+                 actor: suits.NumpyActor | None = None) -> None:
         self.layers = layers
         self.head = head
+        self.actor = actor
+        """The suits actor (``layers`` and ``head`` are then empty), or None for an MLP."""
         self.activation = _ACTIVATIONS[activation]
         self.metadata = metadata
         self.path = path
@@ -168,6 +172,8 @@ class Policy:
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Action logits (52, or [batch, 52]) for observations ``[OBS_SIZE]`` or ``[batch, OBS_SIZE]``."""
+        if self.actor is not None:
+            return self.actor.logits(obs)
         x = np.asarray(obs, dtype=np.float32)
         for w, b in self.layers:
             x = self.activation(x @ w + b)
@@ -318,6 +324,13 @@ def _check_metadata(meta: Any, path: str) -> None:
     if not isinstance(net_arch, list) or not all(as_int(w) is not None and w > 0 for w in net_arch):
         raise ModelFileError(f"{path}: metadata net_arch must be a list of layer widths (positive integers), "
                              f"got {_show(net_arch)}")
+    architecture = meta.get("architecture", "mlp")
+    if architecture not in ("mlp", suits.ARCHITECTURE):
+        raise ModelFileError(f"{path}: metadata architecture must be 'mlp' or {suits.ARCHITECTURE!r}, "
+                             f"got {_show(architecture)}")
+    if architecture == suits.ARCHITECTURE and len(net_arch) < 2:
+        raise ModelFileError(f"{path}: a suits actor's net_arch is its context width and at least one hidden "
+                             f"width, got {_show(net_arch)}")
 
 
 def _show(value: Any) -> str:
@@ -343,6 +356,15 @@ def policy_from_state(state: Mapping[str, Any], metadata: dict[str, Any], path: 
     _check_metadata(metadata, path)
     if not isinstance(state, Mapping):
         raise ModelFileError(f"{path}: {WEIGHTS_NAME} holds a {type(state).__name__}, not a state_dict of tensors")
+    if metadata.get("architecture") == suits.ARCHITECTURE:
+        weights = {}
+        for name, shape in suits.shapes(metadata["net_arch"]).items():
+            weights[name] = _tensor(state, suits.PREFIX + name, len(shape), path)
+            if weights[name].shape != shape:
+                raise ModelFileError(f"{path}: {suits.PREFIX + name} has shape {weights[name].shape}; "
+                                     f"net_arch {metadata['net_arch']} needs {shape}")
+        return Policy([], None, metadata["activation"], metadata, path,
+                      actor=suits.NumpyActor(weights, metadata["activation"]))
     layers = []
     k = 0
     while f"{_POLICY_NET}{k}.weight" in state or f"{_POLICY_NET}{k}.bias" in state:
@@ -400,7 +422,7 @@ def _tensor(state: Mapping[str, Any], key: str, ndim: int, path: str) -> np.ndar
     else:
         raise ModelFileError(f"{path}: {key} is a {type(value).__name__}, not a tensor")
     if array.ndim != ndim:
-        raise ModelFileError(f"{path}: {key} has shape {tuple(array.shape)}; a {'weight' if ndim == 2 else 'bias'} "
+        raise ModelFileError(f"{path}: {key} has shape {tuple(array.shape)}; a {'bias' if ndim == 1 else 'weight'} "
                              f"has {ndim} dimension{'s' if ndim > 1 else ''}")
     if 0 in array.shape:
         raise ModelFileError(f"{path}: {key} has shape {tuple(array.shape)}: an empty layer")
