@@ -60,6 +60,8 @@ from popejoan_env.rules import Rules, check_players
 from popejoan_env.tournament import TournamentResult, run_duplicate
 from popejoan_env.vec_env import make_batch_vec_env
 
+import imitation  # training/imitation.py, beside this script
+
 
 VEC_ENVS = {"batch": 512, "dummy": 8, "subproc": 8}
 """The ways to step the training envs (``--vec-env``) and the number of envs each steps by default."""
@@ -81,6 +83,16 @@ class Args:
     """table size, or a comma list such as 3,4,5 to mix table sizes in one run (observations are padded to 8 seats)"""
     opponents: str = "stops_first:0.5,pool_hunter:0.2,random:0.05,self:0.25"
     """opponents mix name:weight,...; each other seat draws a player from it every deal; 'self' = a frozen snapshot of the learner"""
+    imitate_deals: int = 0
+    """deals of the --imitate-player at every seat whose decisions the policy and critic learn first (imitation, training/imitation.py), before PPO; 0 = none"""
+    imitate_player: str = "pimc"
+    """the player imitated (a make_player spec)"""
+    imitate_epochs: int = 8
+    """passes over the imitation data"""
+    imitate_lr: float = 1e-3
+    """Adam learning rate of the imitation"""
+    imitate_workers: int = 2
+    """forked processes playing the imitation deals (the data do not change)"""
     deals_per_episode: int = 1
     """deals in one episode (K > 1: a session with board and balances carried)"""
     total_timesteps: int = 1_000_000
@@ -223,6 +235,13 @@ def check_args(args: Args) -> Setup:
     if args.actor not in ("mlp", suits.ARCHITECTURE) or len(actor_arch) < 2 or min(actor_arch) < 1:
         raise PopeJoanError(f"--actor must be mlp or suits and --actor-arch at least 2 positive widths, "
                             f"got {args.actor!r} and {args.actor_arch!r}")
+    if args.imitate_deals < 0 or args.imitate_epochs < 1 or args.imitate_workers < 1:
+        raise PopeJoanError(f"--imitate-deals must be >= 0, --imitate-epochs and --imitate-workers >= 1; got "
+                            f"{args.imitate_deals}, {args.imitate_epochs}, {args.imitate_workers}")
+    if args.imitate_deals and args.oracle_critic:
+        raise PopeJoanError("--imitate-deals and --oracle-critic do not combine: the imitation data hold "
+                            "observations only, not the hidden hands the oracle critic reads")
+    make_player(args.imitate_player)  # an unknown player is refused before anything is written
     if args.oracle_critic and args.vec_env != "batch":
         raise PopeJoanError(f"--oracle-critic needs --vec-env batch (the hands come from the batch engine), "
                             f"got --vec-env {args.vec_env}")
@@ -305,6 +324,10 @@ class Callback(BaseCallback):
         """Each periodic evaluation: its step and its results."""
         self.eval_seconds = 0.0
         """Wall time spent in periodic evaluations (not training)."""
+        self.before_seconds = 0.0
+        """Seconds of training before PPO (the imitation), counted in the learning curve's time."""
+        self.first_eval_seconds = 0.0
+        """Seconds of the evaluation after the imitation, before PPO."""
 
     def _init_callback(self) -> None:
         args = self.args
@@ -337,15 +360,22 @@ class Callback(BaseCallback):
             self.next_eval += args.eval_interval
             t0 = time.perf_counter()
             trained = t0 - self.started - self.eval_seconds  # seconds of training so far, evaluations left out
-            rows = evaluate(current_policy(self.model, args, self.setup, n), split_list(args.eval_opponents),
-                            args.eval_deals, self.eval_seed, self.setup.rules, self.setup.table_sizes[0])
+            rows = self.record_eval(self.model, n, trained + self.before_seconds)
             self.eval_seconds += time.perf_counter() - t0
-            self.evals.append({"timesteps": n, "train_seconds": round(trained, 1), "results": rows})
             for name, r in rows.items():
                 self.logger.record(f"eval/{name}/model_counters_per_deal", r["model_mean"])
                 self.logger.record(f"eval/{name}/model_minus_opponent", r["diff_mean"])
-            self.last_eval = " ".join(f"model-{k} {r['diff_mean']:+.2f}" for k, r in rows.items())
         return True
+
+    def record_eval(self, model: MaskablePPO, n: int, trained: float) -> dict[str, dict[str, Any]]:
+        """Evaluate the network now (after ``n`` PPO steps and ``trained`` seconds of training); kept for the
+        learning curve."""
+        args = self.args
+        rows = evaluate(current_policy(model, args, self.setup, n), split_list(args.eval_opponents),
+                        args.eval_deals, self.eval_seed, self.setup.rules, self.setup.table_sizes[0])
+        self.evals.append({"timesteps": n, "train_seconds": round(trained, 1), "results": rows})
+        self.last_eval = " ".join(f"model-{k} {r['diff_mean']:+.2f}" for k, r in rows.items())
+        return rows
 
     def _on_rollout_end(self) -> None:
         buf = self.model.ep_info_buffer
@@ -566,6 +596,29 @@ def write_summary(run_dir: str, summary: dict[str, Any]) -> str:
     return write_atomic(os.path.join(run_dir, "run.json"), json.dumps(summary, indent=1))
 
 
+def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback) -> dict[str, Any]:
+    """The imitation before PPO: the expert's games, the policy and critic trained on them, an evaluation
+    (the learning curve's first point); what ``run.json`` records of it."""
+    t0 = time.perf_counter()
+    print(f"imitation: {args.imitate_deals:,} deals of {args.imitate_player} at every seat, "
+          f"{args.imitate_workers} worker(s)", flush=True)
+    games = imitation.expert_games(args.imitate_player, setup.rules, setup.table_sizes, args.imitate_deals,
+                                   args.seed + 20_000, setup.balance_range, args.reward_scale, args.imitate_workers)
+    history = imitation.imitate(model.policy, games, args.imitate_epochs, args.imitate_lr, args.batch_size,
+                                args.seed)
+    callback.before_seconds = time.perf_counter() - t0
+    print(f"imitation: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
+          f"{callback.before_seconds - games.seconds:.0f} s; held-out agreement with {args.imitate_player} "
+          f"{history[-1]['held_out_agreement']:.1%}", flush=True)
+    if args.eval_interval:
+        t1 = time.perf_counter()
+        callback.record_eval(model, 0, callback.before_seconds)
+        callback.first_eval_seconds = time.perf_counter() - t1
+    return {"deals": args.imitate_deals, "decisions": int(len(games.action)), "player": args.imitate_player,
+            "games_seconds": round(games.seconds, 1), "seconds": round(callback.before_seconds, 1),
+            "epochs": history}
+
+
 # ---------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, evaluate, save; returns the run summary written to run.json."""
@@ -591,6 +644,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     vec = make_env(args, setup, env_seed)
     model = make_model(args, setup, vec, ppo_seed)
+    callback = Callback(args, setup, ckpt_dir, eval_seed)
+    imitation = warm_start(model, args, setup, callback) if args.imitate_deals else None
     if setup.uses_self:  # the 'self' share needs a snapshot before the first reset: the untrained network
         first = save_model(model, os.path.join(ckpt_dir, "snapshot_0000000.zip"), metadata(args, setup, 0))
         vec.env_method("add_snapshot", first)
@@ -601,12 +656,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
           f"{args.total_timesteps:,} steps, {setup.n_envs} {args.vec_env} envs x {setup.n_steps} steps a rollout, "
           f"obs {OBS_SIZE} (v{OBS_VERSION})" + (", the critic also reads the hidden hands" if args.oracle_critic else ""),
           flush=True)
-    callback = Callback(args, setup, ckpt_dir, eval_seed)
     t_start = time.perf_counter()
     model.learn(total_timesteps=args.total_timesteps, callback=CallbackList([callback]))
     wall = time.perf_counter() - t_start
     steps = int(model.num_timesteps)
-    train_time = wall - callback.eval_seconds
+    train_time = wall - callback.eval_seconds + callback.before_seconds  # the imitation is training too
     model_path = save_model(model, os.path.join(run_dir, "model.zip"), metadata(args, setup, steps))
     vec.close()
 
@@ -620,8 +674,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                          args.final_eval_deals, eval_seed, setup.rules, setup.table_sizes[0], progress=args.progress)
         final_time = time.perf_counter() - t0
 
-    seconds = {"train": train_time, "periodic_eval": callback.eval_seconds, "final_eval": final_time}
+    seconds = {"train": train_time, "periodic_eval": callback.eval_seconds + callback.first_eval_seconds,
+               "final_eval": final_time}
     summary = run_summary(args, argv, setup, steps, seconds, callback.evals, final, model_path, run_dir)
+    if imitation is not None:
+        summary["imitation"] = imitation
     if callback.evals or final:
         summary["learning_curve"] = os.path.relpath(
             write_learning_curve(os.path.join(run_dir, "learning_curve.png"), args, setup, callback.evals, final,

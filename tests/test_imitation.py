@@ -1,0 +1,82 @@
+"""The imitation warm start (training/imitation.py): the expert's games are the same for any number of workers,
+their values are what each seat won from each decision on, the imitation learns the expert's choices, and
+train_ppo.py runs it before PPO (and refuses what does not combine with it)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "training"))
+
+import imitation  # noqa: E402
+from popejoan_env.errors import PopeJoanError  # noqa: E402
+from popejoan_env.observation import BALANCES  # noqa: E402
+from popejoan_env.observation import BALANCE_SCALE  # noqa: E402
+from popejoan_env.rules import Rules  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def games() -> imitation.Games:
+    return imitation.expert_games("stops_first", Rules.preset("modern"), [3, 5], 40, 7, (-24, 72), 0.1, workers=1)
+
+
+def test_the_games_do_not_depend_on_the_workers(games: imitation.Games) -> None:
+    forked = imitation.expert_games("stops_first", Rules.preset("modern"), [3, 5], 40, 7, (-24, 72), 0.1, workers=2)
+    for field in ("obs", "legal", "action", "value", "deal", "seat"):
+        assert np.array_equal(getattr(games, field), getattr(forked, field)), field
+    assert sorted(set(games.deal.tolist())) == list(range(40))
+
+
+def test_every_decision_is_real_legal_and_valued_to_the_end_of_its_deal(games: imitation.Games) -> None:
+    assert (games.legal.sum(axis=1) >= 2).all(), "a lone legal card is not a decision"
+    assert games.legal[np.arange(len(games.action)), games.action].all()
+    # a seat's balance at a decision plus what it won from there is its final balance: one number per seat
+    own = np.rint(games.obs[:, BALANCES] / BALANCE_SCALE).astype(np.int64)
+    final = own + np.rint(games.value / 0.1).astype(np.int64)
+    for d in range(40):
+        for s in set(games.seat[games.deal == d].tolist()):
+            rows = (games.deal == d) & (games.seat == s)
+            assert len(set(final[rows].tolist())) == 1, (d, s)
+    assert np.abs(games.value).max() > 0
+
+
+def test_imitation_learns_the_experts_choices(games: imitation.Games) -> None:
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from popejoan_env.vec_env import make_batch_vec_env
+
+    torch.manual_seed(0)
+    model = MaskablePPO("MlpPolicy", make_batch_vec_env(2, 0, players="3,5", opponents="random"), device="cpu",
+                        policy_kwargs=dict(net_arch=dict(pi=[64], vf=[64])), seed=0)
+    more = imitation.expert_games("stops_first", Rules.preset("modern"), [3, 5], 600, 8, None, 0.1, workers=2)
+    history = imitation.imitate(model.policy, more, epochs=6, lr=1e-3, batch_size=128, seed=0)
+    chance = float(np.mean(1.0 / more.legal.sum(axis=1)))
+    assert history[-1]["held_out_agreement"] > max(0.6, chance + 0.25), (history[-1], chance)
+    assert history[-1]["held_out_value_loss"] < history[0]["held_out_value_loss"]
+
+
+def test_train_ppo_imitates_first_and_refuses_what_does_not_combine(tmp_path) -> None:
+    import train_ppo
+
+    summary = train_ppo.main([
+        "--run-name", "i", "--output-dir", str(tmp_path), "--seed", "2", "--imitate-deals", "30",
+        "--imitate-player", "stops_first", "--imitate-epochs", "2", "--imitate-workers", "1",
+        "--total-timesteps", "512", "--n-envs", "32", "--n-steps", "16", "--batch-size", "256", "--n-epochs", "1",
+        "--net-arch", "16", "--opponents", "random:0.5,self:0.5", "--eval-interval", "512", "--eval-deals", "2",
+        "--eval-opponents", "random", "--final-eval-deals", "2", "--final-eval-opponents", "random",
+        "--checkpoint-interval", "0", "--no-progress", "--no-tensorboard", "--torch-threads", "1",
+    ])
+    im = summary["imitation"]
+    assert im["deals"] == 30 and im["decisions"] > 100 and len(im["epochs"]) == 2
+    assert summary["evaluations"][0]["timesteps"] == 0, "the learning curve starts after the imitation"
+    for flags, message in ((["--imitate-deals", "5", "--oracle-critic"], "do not combine"),
+                           (["--imitate-deals", "-1"], "--imitate-deals must be >= 0"),
+                           (["--imitate-player", "nobody"], "unknown player")):
+        with pytest.raises(PopeJoanError, match=message):
+            train_ppo.check_args(train_ppo.Args.parse(flags))

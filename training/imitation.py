@@ -1,0 +1,158 @@
+"""Imitation warm start for ``train_ppo.py``: games of a search player, and a policy trained to choose as it does.
+
+``expert_games`` plays deals with the expert (``pimc`` by default) at every seat
+and keeps, for every real decision (two or more legal cards), the observation
+of the seat to act, its legal cards, the expert's card and what the seat won
+from there to the end of the deal (times ``reward_scale``: what the PPO critic
+predicts).  Deal ``d`` is dealt from ``default_rng([seed, d])`` and its
+players seeded from ``[seed, d, 1]``, so the data do not depend on how many
+worker processes play them.
+
+``imitate`` trains an SB3 policy on them: cross-entropy of the masked logits
+against the expert's card (the actor) plus the squared error of the value
+(the critic), with Adam, a twentieth of the decisions held out to report how
+often the actor picks the expert's card.  PPO then starts from a policy that
+already plays like the search, and a critic that already knows what a position
+is worth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from popejoan_env.cards import NUM_CARD_IDS
+from popejoan_env.engine import Deal
+from popejoan_env.observation import OBS_SIZE, encode
+from popejoan_env.players import make_player
+from popejoan_env.rules import Rules
+from popejoan_env.seat_view import seat_view
+
+
+@dataclasses.dataclass
+class Games:
+    """The expert's decisions: observation, legal cards, the card it chose, the seat's counters to come."""
+
+    obs: np.ndarray
+    """float32 [n, OBS_SIZE]"""
+    legal: np.ndarray
+    """bool [n, 52]"""
+    action: np.ndarray
+    """int64 [n]"""
+    value: np.ndarray
+    """float32 [n]: counters the seat won from this decision to the end of the deal, times reward_scale"""
+    deal: np.ndarray
+    """int64 [n]: the deal of each decision"""
+    seat: np.ndarray
+    """int64 [n]: the seat that decided"""
+    seconds: float = 0.0
+    """wall time of the games"""
+
+
+_Deal = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""One deal's decisions: its index, then the observations, legal cards, cards chosen, values and seats."""
+
+
+def _play(expert: str, rules: Rules, table_sizes: Sequence[int], balance_range: Sequence[int] | None,
+          reward_scale: float, seed: int, deals: Sequence[int]) -> list[_Deal]:
+    """The decisions of the deals ``deals`` (indices), played by the expert at every seat."""
+    player = make_player(expert)
+    out = []
+    for d in deals:
+        players = table_sizes[d % len(table_sizes)]
+        rng = np.random.default_rng([seed, d])
+        balances = None
+        if balance_range is not None:
+            balances = [int(b) for b in rng.integers(balance_range[0], balance_range[1] + 1, size=players)]
+        deal = Deal.new(rules, players, d % players, rng, None, balances)
+        player.reset(int(np.random.default_rng([seed, d, 1]).integers(2**63)))
+        obs, legal_rows, actions, seats, then = [], [], [], [], []
+
+        def choose(deal: Deal, legal: list[int]) -> int:
+            seat = deal.to_act
+            card = int(player.act(seat_view(deal, seat)))
+            if len(legal) > 1:
+                obs.append(encode(deal, seat))
+                row = np.zeros(NUM_CARD_IDS, dtype=bool)
+                row[legal] = True
+                legal_rows.append(row)
+                actions.append(card)
+                seats.append(seat)
+                then.append(deal.balances[seat])
+            return card
+
+        deal.play_out(choose)
+        values = [(deal.balances[s] - b) * reward_scale for s, b in zip(seats, then)]
+        out.append((d, np.array(obs, dtype=np.float32).reshape(-1, OBS_SIZE),
+                    np.array(legal_rows, dtype=bool).reshape(-1, NUM_CARD_IDS),
+                    np.array(actions, dtype=np.int64), np.array(values, dtype=np.float32),
+                    np.array(seats, dtype=np.int64)))
+    return out
+
+
+def _play_chunk(args: tuple[Any, ...]) -> list[_Deal]:
+    """``_play`` in a worker process (one torch thread: the worker plays, it does not train)."""
+    torch.set_num_threads(1)
+    return _play(*args)
+
+
+def expert_games(expert: str, rules: Rules, table_sizes: Sequence[int], deals: int, seed: int,
+                 balance_range: Sequence[int] | None, reward_scale: float, workers: int = 1) -> Games:
+    """Deals ``0 .. deals-1`` played by ``expert`` at every seat, in ``workers`` forked processes (the same
+    data for any number)."""
+    start = time.perf_counter()
+    jobs = [(expert, rules, list(table_sizes), balance_range, reward_scale, seed, list(range(w, deals, workers)))
+            for w in range(max(1, workers))]
+    if workers > 1:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_play_chunk, jobs)
+    else:
+        parts = [_play(*jobs[0])]
+    per_deal = sorted((d for part in parts for d in part), key=lambda item: item[0])
+    obs, legal, action, value, seat = (np.concatenate([d[i] for d in per_deal]) for i in range(1, 6))
+    deal = np.repeat(np.array([d[0] for d in per_deal], dtype=np.int64), [len(d[3]) for d in per_deal])
+    return Games(obs, legal, action, value, deal, seat, seconds=time.perf_counter() - start)
+
+
+def imitate(policy: Any, games: Games, epochs: int, lr: float, batch_size: int, seed: int,
+            vf_coef: float = 0.5) -> list[dict[str, float]]:
+    """Train an SB3 ``MaskableActorCriticPolicy`` on the expert's decisions (actor: cross-entropy of the masked
+    logits; critic: squared error of the value); per epoch, the held-out loss and how often the actor picks
+    the expert's card."""
+    gen = torch.Generator().manual_seed(seed)
+    n = len(games.action)
+    perm = torch.randperm(n, generator=gen)
+    held, train = perm[: max(1, n // 20)], perm[max(1, n // 20):]
+    obs, legal = torch.as_tensor(games.obs), torch.as_tensor(games.legal)
+    action, value = torch.as_tensor(games.action), torch.as_tensor(games.value)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
+
+    def losses(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        features = policy.extract_features(obs[rows])
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+        logits = policy.action_net(latent_pi).masked_fill(~legal[rows], torch.finfo(torch.float32).min)
+        actor = torch.nn.functional.cross_entropy(logits, action[rows])
+        critic = torch.nn.functional.mse_loss(policy.value_net(latent_vf).squeeze(-1), value[rows])
+        return actor, critic, (logits.argmax(dim=1) == action[rows]).float().mean()
+
+    history = []
+    policy.set_training_mode(True)
+    for epoch in range(epochs):
+        order = train[torch.randperm(len(train), generator=gen)]
+        for i in range(0, len(order), batch_size):
+            actor, critic, _ = losses(order[i:i + batch_size])
+            optimizer.zero_grad()
+            (actor + vf_coef * critic).backward()
+            optimizer.step()
+        with torch.no_grad():
+            actor, critic, agree = losses(held)
+        history.append({"epoch": epoch + 1, "held_out_actor_loss": round(float(actor), 4),
+                        "held_out_value_loss": round(float(critic), 4), "held_out_agreement": round(float(agree), 4)})
+    policy.set_training_mode(False)
+    return history
