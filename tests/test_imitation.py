@@ -80,3 +80,22 @@ def test_train_ppo_imitates_first_and_refuses_what_does_not_combine(tmp_path) ->
                            (["--imitate-player", "nobody"], "unknown player")):
         with pytest.raises(PopeJoanError, match=message):
             train_ppo.check_args(train_ppo.Args.parse(flags))
+
+
+def test_pimc_gives_its_values_and_the_targets_follow_them() -> None:
+    games = imitation.expert_games("pimc:samples=8", Rules.preset("modern"), [4], 6, 3, None, 0.1, workers=1)
+    searched = ~np.isnan(games.q)
+    assert searched.any(axis=1).mean() > 0.8, "pimc searched most decisions"
+    assert (games.legal | ~searched).all(), "only legal cards have values"
+    rows = searched.sum(axis=1) >= 2
+    best = np.nanargmax(np.where(searched[rows], games.q[rows], -np.inf), axis=1)
+    assert np.mean(best == games.action[rows]) > 0.9, "pimc plays its best value (ties aside)"
+    hard, soft = imitation.targets(games, 0.0), imitation.targets(games, 1.0)
+    assert np.array_equal(hard.argmax(axis=1), games.action) and (hard.sum(axis=1) == 1).all()
+    assert np.allclose(soft.sum(axis=1), 1) and (soft[~searched & rows[:, None]] == 0).all()
+    assert np.array_equal(soft[~rows], hard[~rows]), "a decision without values keeps the card chosen"
+    q = games.q[rows][0]
+    want = np.exp(q[~np.isnan(q)] - np.nanmax(q))
+    assert np.allclose(soft[rows][0][~np.isnan(q)], want / want.sum())
+    no_values = imitation.expert_games("stops_first", Rules.preset("modern"), [4], 3, 3, None, 0.1)
+    assert np.isnan(no_values.q).all()

@@ -51,12 +51,16 @@ class Games:
     """int64 [n]: the deal of each decision"""
     seat: np.ndarray
     """int64 [n]: the seat that decided"""
+    q: np.ndarray
+    """float32 [n, 52]: the expert's mean counters of each card it searched (``PimcPlayer.last_values``), NaN
+    for the cards it did not (a player without values: NaN everywhere)"""
     seconds: float = 0.0
     """wall time of the games"""
 
 
-_Deal = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-"""One deal's decisions: its index, then the observations, legal cards, cards chosen, values and seats."""
+_Deal = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""One deal's decisions: its index, then the observations, legal cards, cards chosen, values, seats and the
+expert's values of the cards."""
 
 
 def _play(expert: str, rules: Rules, table_sizes: Sequence[int], balance_range: Sequence[int] | None,
@@ -72,7 +76,7 @@ def _play(expert: str, rules: Rules, table_sizes: Sequence[int], balance_range: 
             balances = [int(b) for b in rng.integers(balance_range[0], balance_range[1] + 1, size=players)]
         deal = Deal.new(rules, players, d % players, rng, None, balances)
         player.reset(int(np.random.default_rng([seed, d, 1]).integers(2**63)))
-        obs, legal_rows, actions, seats, then = [], [], [], [], []
+        obs, legal_rows, actions, seats, then, qs = [], [], [], [], [], []
 
         def choose(deal: Deal, legal: list[int]) -> int:
             seat = deal.to_act
@@ -85,6 +89,10 @@ def _play(expert: str, rules: Rules, table_sizes: Sequence[int], balance_range: 
                 actions.append(card)
                 seats.append(seat)
                 then.append(deal.balances[seat])
+                q = np.full(NUM_CARD_IDS, np.nan, dtype=np.float32)
+                for c, v in getattr(player, "last_values", {}).items():
+                    q[c] = v
+                qs.append(q)
             return card
 
         deal.play_out(choose)
@@ -92,7 +100,7 @@ def _play(expert: str, rules: Rules, table_sizes: Sequence[int], balance_range: 
         out.append((d, np.array(obs, dtype=np.float32).reshape(-1, OBS_SIZE),
                     np.array(legal_rows, dtype=bool).reshape(-1, NUM_CARD_IDS),
                     np.array(actions, dtype=np.int64), np.array(values, dtype=np.float32),
-                    np.array(seats, dtype=np.int64)))
+                    np.array(seats, dtype=np.int64), np.array(qs, dtype=np.float32).reshape(-1, NUM_CARD_IDS)))
     return out
 
 
@@ -115,29 +123,46 @@ def expert_games(expert: str, rules: Rules, table_sizes: Sequence[int], deals: i
     else:
         parts = [_play(*jobs[0])]
     per_deal = sorted((d for part in parts for d in part), key=lambda item: item[0])
-    obs, legal, action, value, seat = (np.concatenate([d[i] for d in per_deal]) for i in range(1, 6))
+    obs, legal, action, value, seat, q = (np.concatenate([d[i] for d in per_deal]) for i in range(1, 7))
     deal = np.repeat(np.array([d[0] for d in per_deal], dtype=np.int64), [len(d[3]) for d in per_deal])
-    return Games(obs, legal, action, value, deal, seat, seconds=time.perf_counter() - start)
+    return Games(obs, legal, action, value, deal, seat, q, seconds=time.perf_counter() - start)
+
+
+def targets(games: Games, temperature: float) -> np.ndarray:
+    """float32 [n, 52]: what the actor learns at each decision: softmax(values / temperature) over the cards the
+    expert searched, where it gave values and ``temperature > 0``, else all on the card it chose."""
+    out = np.zeros(games.q.shape, dtype=np.float32)
+    out[np.arange(len(games.action)), games.action] = 1.0
+    if temperature <= 0:
+        return out
+    searched = ~np.isnan(games.q)
+    rows = searched.sum(axis=1) >= 2
+    z = np.where(searched[rows], games.q[rows] / temperature, -np.inf)
+    z -= z.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    out[rows] = p / p.sum(axis=1, keepdims=True)
+    return out
 
 
 def imitate(policy: Any, games: Games, epochs: int, lr: float, batch_size: int, seed: int,
-            vf_coef: float = 0.5) -> list[dict[str, float]]:
+            vf_coef: float = 0.5, temperature: float = 0.0) -> list[dict[str, float]]:
     """Train an SB3 ``MaskableActorCriticPolicy`` on the expert's decisions (actor: cross-entropy of the masked
-    logits; critic: squared error of the value); per epoch, the held-out loss and how often the actor picks
-    the expert's card."""
+    logits against ``targets``; critic: squared error of the value); per epoch, the held-out losses and how
+    often the actor picks the expert's card."""
     gen = torch.Generator().manual_seed(seed)
     n = len(games.action)
     perm = torch.randperm(n, generator=gen)
     held, train = perm[: max(1, n // 20)], perm[max(1, n // 20):]
     obs, legal = torch.as_tensor(games.obs), torch.as_tensor(games.legal)
     action, value = torch.as_tensor(games.action), torch.as_tensor(games.value)
+    target = torch.as_tensor(targets(games, temperature))
     optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
 
     def losses(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         features = policy.extract_features(obs[rows])
         latent_pi, latent_vf = policy.mlp_extractor(features)
         logits = policy.action_net(latent_pi).masked_fill(~legal[rows], torch.finfo(torch.float32).min)
-        actor = torch.nn.functional.cross_entropy(logits, action[rows])
+        actor = torch.nn.functional.cross_entropy(logits, target[rows])
         critic = torch.nn.functional.mse_loss(policy.value_net(latent_vf).squeeze(-1), value[rows])
         return actor, critic, (logits.argmax(dim=1) == action[rows]).float().mean()
 

@@ -89,6 +89,8 @@ class Args:
     """the player imitated (a make_player spec)"""
     imitate_epochs: int = 8
     """passes over the imitation data"""
+    imitate_temperature: float = 0.0
+    """> 0: the actor learns softmax(the expert's mean counters of each card searched / this), not only the card it chose (pimc gives its values)"""
     imitate_lr: float = 1e-3
     """Adam learning rate of the imitation"""
     imitate_workers: int = 2
@@ -605,7 +607,7 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback)
     games = imitation.expert_games(args.imitate_player, setup.rules, setup.table_sizes, args.imitate_deals,
                                    args.seed + 20_000, setup.balance_range, args.reward_scale, args.imitate_workers)
     history = imitation.imitate(model.policy, games, args.imitate_epochs, args.imitate_lr, args.batch_size,
-                                args.seed)
+                                args.seed, temperature=args.imitate_temperature)
     callback.before_seconds = time.perf_counter() - t0
     print(f"imitation: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
           f"{callback.before_seconds - games.seconds:.0f} s; held-out agreement with {args.imitate_player} "

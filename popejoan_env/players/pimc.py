@@ -135,14 +135,20 @@ class PimcPlayer(ScriptedPlayer):
         if self.engine != default:
             params.append(f"engine={self.engine}")
         self.name = "pimc" + (":" + ",".join(params) if params else "")
+        self.last_values: dict[int, float] = {}
+        """The mean counters each candidate of the last searched decision won over the worlds (``evaluate``'s
+        sums over their weights): what a network imitating the search can learn from (training/imitation.py)."""
+        self._weight_sum = 1.0
         super().__init__(seed)
 
     def choose(self, view: SeatView) -> int:
         """The candidate lead with the best mean counters over the sampled worlds."""
         candidates = lead_candidates(view)
         if len(candidates) == 1:
+            self.last_values = {}
             return candidates[0]
         totals = self.evaluate(view, candidates)
+        self.last_values = {c: t / self._weight_sum for c, t in zip(candidates, totals)}
         tie = stops_first_key(view)
         return max(zip(candidates, totals), key=lambda ct: (ct[1], tie(ct[0])))[0]
 
@@ -183,6 +189,7 @@ class PimcPlayer(ScriptedPlayer):
                     gains[k][i] = deal.balances[0] - start
         top = max(logs)
         weights = [float(np.exp(x - top)) for x in logs]
+        self._weight_sum = float(sum(weights))
         if all(w == 1.0 for w in weights):
             return [float(sum(g[i] for g in gains)) for i in range(len(candidates))]
         return [sum(w * g[i] for w, g in zip(weights, gains)) for i in range(len(candidates))]
