@@ -70,6 +70,7 @@ def suits_run(tmp_path_factory) -> str:
         "--run-name", "s", "--output-dir", str(out), "--seed", "4", "--actor", "suits", "--actor-arch", "16,32",
         "--total-timesteps", "1024", "--n-envs", "32", "--n-steps", "16", "--batch-size", "256", "--n-epochs", "1",
         "--net-arch", "16", "--opponents", "random:0.5,self:0.5", "--snapshot-interval", "512", "--players", "3,5",
+        "--imitate-deals", "0",
         "--eval-interval", "0", "--final-eval-deals", "2", "--final-eval-opponents", "random",
         "--checkpoint-interval", "0", "--no-progress", "--no-tensorboard", "--torch-threads", "1",
     ])

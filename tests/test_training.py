@@ -33,6 +33,7 @@ def tiny_run(tmp_path_factory) -> str:
         "--run-name", "tiny", "--output-dir", str(out), "--seed", "3",
         "--total-timesteps", "512", "--n-envs", "2", "--n-steps", "128", "--batch-size", "64", "--n-epochs", "1",
         "--net-arch", "16", "--opponents", "random:0.5,self:0.5", "--players", "3,4",
+        "--imitate-deals", "0", "--actor", "mlp",
         "--snapshot-interval", "256", "--checkpoint-interval", "256",
         "--eval-interval", "256", "--eval-deals", "3", "--eval-opponents", "random",
         "--final-eval-deals", "3", "--final-eval-opponents", "random,lowest", "--no-progress",

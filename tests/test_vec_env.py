@@ -430,6 +430,7 @@ def test_train_ppo_runs_on_the_batch_env(tmp_path) -> None:
         "--run-name", "b", "--output-dir", str(tmp_path), "--seed", "2", "--vec-env", "batch",
         "--total-timesteps", "1024", "--n-envs", "32", "--n-steps", "16", "--batch-size", "256", "--n-epochs", "1",
         "--net-arch", "16", "--opponents", "random:0.5,self:0.5", "--players", "3,4", "--snapshot-interval", "512",
+        "--imitate-deals", "0", "--actor", "mlp",
         "--eval-interval", "0", "--final-eval-deals", "2", "--final-eval-opponents", "random",
         "--checkpoint-interval", "0", "--no-progress", "--no-tensorboard", "--torch-threads", "1",
     ])
@@ -461,7 +462,8 @@ def test_oracle_critic_reads_the_hands_and_the_saved_policy_does_not(tmp_path) -
     from popejoan_env.players.learned import load_player
 
     summary = train_ppo.main([
-        "--run-name", "o", "--output-dir", str(tmp_path), "--seed", "2", "--oracle-critic",
+        "--run-name", "o", "--output-dir", str(tmp_path), "--seed", "2", "--oracle-critic", "--imitate-deals", "0",
+        "--actor", "mlp",
         "--total-timesteps", "1024", "--n-envs", "32", "--n-steps", "16", "--batch-size", "256", "--n-epochs", "1",
         "--net-arch", "16", "--opponents", "random:0.5,self:0.5", "--snapshot-interval", "512",
         "--eval-interval", "0", "--final-eval-deals", "2", "--final-eval-opponents", "random",
@@ -485,4 +487,4 @@ def test_oracle_critic_reads_the_hands_and_the_saved_policy_does_not(tmp_path) -
     player = load_player(str(tmp_path / "o" / "model.zip"))  # an ordinary actor: the numpy player reads it
     assert np.allclose(player.policy.logits(obs[:, :OBS_SIZE].numpy()), logits.numpy(), atol=1e-5)
     with pytest.raises(PopeJoanError, match="--oracle-critic needs --vec-env batch"):
-        train_ppo.check_args(train_ppo.Args(oracle_critic=True, vec_env="dummy"))
+        train_ppo.check_args(train_ppo.Args(oracle_critic=True, vec_env="dummy", imitate_deals=0))

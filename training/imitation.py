@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -145,10 +145,12 @@ def targets(games: Games, temperature: float) -> np.ndarray:
 
 
 def imitate(policy: Any, games: Games, epochs: int, lr: float, batch_size: int, seed: int,
-            vf_coef: float = 0.5, temperature: float = 0.0) -> list[dict[str, float]]:
+            vf_coef: float = 0.5, temperature: float = 0.0,
+            after_epoch: Callable[[int], None] | None = None) -> list[dict[str, float]]:
     """Train an SB3 ``MaskableActorCriticPolicy`` on the expert's decisions (actor: cross-entropy of the masked
     logits against ``targets``; critic: squared error of the value); per epoch, the held-out losses and how
-    often the actor picks the expert's card."""
+    often the actor picks the expert's card.  ``after_epoch(epoch)`` is called after each epoch (an
+    evaluation for the learning curve)."""
     gen = torch.Generator().manual_seed(seed)
     n = len(games.action)
     perm = torch.randperm(n, generator=gen)
@@ -179,5 +181,9 @@ def imitate(policy: Any, games: Games, epochs: int, lr: float, batch_size: int, 
             actor, critic, agree = losses(held)
         history.append({"epoch": epoch + 1, "held_out_actor_loss": round(float(actor), 4),
                         "held_out_value_loss": round(float(critic), 4), "held_out_agreement": round(float(agree), 4)})
+        if after_epoch is not None:
+            policy.set_training_mode(False)
+            after_epoch(epoch + 1)
+            policy.set_training_mode(True)
     policy.set_training_mode(False)
     return history

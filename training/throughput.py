@@ -7,6 +7,9 @@
 Each set-up is ``training/train_ppo.py`` with the given flags, no evaluation,
 no checkpoints, no TensorBoard, for the same number of learner decisions;
 the figure is decisions per second of ``model.learn`` (rollouts and updates).
+Every set-up is PPO alone with the MLP actor (``--imitate-deals 0 --actor mlp``:
+the recipe before the imitation became the default) unless it says otherwise;
+``suits`` is the same with the suits actor.
 ``old`` is the default before the batch engine (8 copies of the Gymnasium view
 in one process, 512 steps each a rollout), ``batch`` the default now
 (``BatchVecEnv``, 512 envs, 8 steps each: the same 4096-step rollouts).
@@ -28,6 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_ppo  # noqa: E402
 import train_rllib  # noqa: E402
 
+PPO_ALONE = ["--imitate-deals", "0", "--actor", "mlp"]
+"""PPO from scratch with the MLP actor (a set-up's own flags come after and may override it)."""
 OLD_DEFAULT = ["--vec-env", "dummy", "--n-envs", "8", "--n-steps", "512"]
 """The default set-up before ``--vec-env batch``."""
 
@@ -44,7 +49,8 @@ SETUPS: dict[str, tuple[str, list[str]]] = {
     "old1": ("old default (8 dummy envs x 512 steps), 1 torch thread", [*OLD_DEFAULT, "--torch-threads", "1"]),
     "batch1": ("default set-up (batch env, 512 envs x 8 steps), 1 torch thread", ["--torch-threads", "1"]),
     "old": ("old default (8 dummy envs x 512 steps), 2 torch threads", OLD_DEFAULT),
-    "batch": ("default set-up (train_ppo.py without flags)", []),
+    "batch": ("PPO's default set-up (batch env, 512 envs x 8 steps, 128x128 MLP, 2 threads)", []),
+    "suits": ("PPO's default set-up with the suits actor (--actor suits), 2 threads", ["--actor", "suits"]),
     "rllib": ("RLlib PPO self-play (train_rllib.py without flags), 1 torch thread", []),
 }
 
@@ -77,7 +83,7 @@ def main() -> None:
             summary = train_ppo.main([
                 "--run-name", "throughput", "--output-dir", out, "--seed", str(args.seed),
                 "--total-timesteps", str(args.steps), "--eval-interval", "0", "--final-eval-deals", "0",
-                "--checkpoint-interval", "0", "--no-tensorboard", "--no-progress", *flags,
+                "--checkpoint-interval", "0", "--no-tensorboard", "--no-progress", *PPO_ALONE, *flags,
             ])
             rows.append((key, name, summary["learner_steps_per_s"]))
             print(f"{name}: {summary['learner_steps_per_s']:,.0f} learner steps/s", flush=True)
