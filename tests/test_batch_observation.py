@@ -157,21 +157,6 @@ def test_rows_seats_and_out() -> None:
     assert np.array_equal(action_masks(batch), batch.legal_mask())
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"rows": [10]}, "rows must name deals 0..9"),
-    ({"rows": [-1]}, "rows must name deals"),
-    ({"rows": [0.5]}, "rows must be a bool mask or a 1-d array"),
-    ({"rows": [[0, 1]]}, "rows must be a bool mask or a 1-d array"),
-    ({"rows": np.ones(9, dtype=bool)}, "rows as a mask must be 10 booleans"),
-    ({"seats": [0, 1]}, "seats must be a seat or 10 seats"),
-    ({"seats": 4}, "seats must be seats 0..3"),
-    ({"seats": -1}, "seats must be seats 0..3"),
-    ({"seats": 1.0}, "seats must be a seat or 10 seats"),
-    ({"seats": True}, "seats must be a seat or 10 seats"),
-    ({"out": np.zeros((10, OBS_SIZE), dtype=np.float64)}, "out must be a writable float32 array"),
-    ({"out": np.zeros((9, OBS_SIZE), dtype=np.float32)}, "out must be a writable float32 array"),
-    ({"out": np.zeros((10, STATE_SIZE), dtype=np.float32)}, "out must be a writable float32 array"),
-])
 def scalar_hidden(deal: Deal, seat: int) -> np.ndarray:
     """``hidden_batch``'s row written from a scalar deal: each hand from ``seat`` on, then the dead hand."""
     want = np.zeros(HIDDEN_SIZE, dtype=np.float32)
@@ -206,6 +191,21 @@ def test_hidden_rows_are_every_hand_counted_from_the_observer_and_the_dead_hand(
         hidden_batch(batch, out=np.zeros((5, OBS_SIZE), dtype=np.float32))
 
 
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"rows": [10]}, "rows must name deals 0..9"),
+    ({"rows": [-1]}, "rows must name deals"),
+    ({"rows": [0.5]}, "rows must be a bool mask or a 1-d array"),
+    ({"rows": [[0, 1]]}, "rows must be a bool mask or a 1-d array"),
+    ({"rows": np.ones(9, dtype=bool)}, "rows as a mask must be 10 booleans"),
+    ({"seats": [0, 1]}, "seats must be a seat or 10 seats"),
+    ({"seats": 4}, "seats must be seats 0..3"),
+    ({"seats": -1}, "seats must be seats 0..3"),
+    ({"seats": 1.0}, "seats must be a seat or 10 seats"),
+    ({"seats": True}, "seats must be a seat or 10 seats"),
+    ({"out": np.zeros((10, OBS_SIZE), dtype=np.float64)}, "out must be a writable float32 array"),
+    ({"out": np.zeros((9, OBS_SIZE), dtype=np.float32)}, "out must be a writable float32 array"),
+    ({"out": np.zeros((10, STATE_SIZE), dtype=np.float32)}, "out must be a writable float32 array"),
+])
 def test_bad_arguments_are_refused(kwargs: dict, match: str) -> None:
     batch = BatchDeals(MODERN, players=4, num_deals=10, deal_seed=7)
     with pytest.raises(PopeJoanError, match=match):
