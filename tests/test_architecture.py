@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"session", "seat_view", "record", "render", "inference"},
     {"observation", "batch", "batch_kernels", "batch_observation"},
     {"players"},
-    {"aec", "opponents", "gym_env", "wrappers", "vec_env", "vector_env", "rllib_env"},
+    {"aec", "opponents", "gym_env", "wrappers", "vec_env", "vector_env", "rllib_env", "sb3_policies"},
     {"tournament", "stats", "web", "simulate", "__main__"},
 ]
 

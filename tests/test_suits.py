@@ -131,3 +131,13 @@ def test_a_damaged_suits_model_is_refused_naming_what(suits_run: str, tmp_path, 
 def test_the_actor_reads_the_observation_only() -> None:
     assert suits.SUIT_INDEX.max() < OBS_SIZE and suits.SUIT_INDEX.shape == (4, 24 * 13)
     assert len(suits.CARD_PLANES) == 9 and suits.SUIT_INPUTS == 24 * 13 + 4
+
+
+def test_sb3_resumes_a_suits_model_in_a_process_that_never_saw_the_training_script(suits_run: str) -> None:
+    import subprocess
+
+    code = ("import sys; from sb3_contrib import MaskablePPO; m = MaskablePPO.load(sys.argv[1], device='cpu'); "
+            "print(type(m.policy).__module__, type(m.policy).__name__)")
+    done = subprocess.run([sys.executable, "-c", code, suits_run], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["popejoan_env.sb3_policies", "SuitsPolicy"]

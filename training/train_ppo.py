@@ -50,10 +50,8 @@ import sb3_contrib
 import stable_baselines3
 import torch
 from sb3_contrib import MaskablePPO
-from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
-from stable_baselines3.common.torch_layers import MlpExtractor
 
 from popejoan_env import __version__
 from popejoan_env.checks import split_list
@@ -65,6 +63,7 @@ from popejoan_env.opponents import SELF, parse_mix
 from popejoan_env.players import make_player, suits
 from popejoan_env.players.learned import LearnedPlayer, model_metadata, policy_from_state, save_model
 from popejoan_env.rules import Rules, check_players
+from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
 from popejoan_env.tournament import TournamentResult, run_duplicate
 from popejoan_env.vec_env import make_batch_vec_env
 
@@ -432,100 +431,12 @@ def make_env(args: Args, setup: Setup, seed: int) -> Any:
     return make_vec_env(setup.n_envs, seed, args.vec_env, **kwargs)
 
 
-class OracleExtractor(MlpExtractor):
-    """SB3's two MLPs, but the policy's reads only the observation (the first OBS_SIZE features) and the value
-    network's reads the hidden hands as well: an oracle critic."""
-
-    def __init__(self, feature_dim: int, net_arch: dict[str, list[int]], activation_fn: type[torch.nn.Module],
-                 device: Any = "auto") -> None:
-        super().__init__(feature_dim, net_arch, activation_fn, device)
-        first = self.policy_net[0]
-        self.policy_net[0] = torch.nn.Linear(OBS_SIZE, first.out_features).to(first.weight.device)
-
-    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The policy's and the value network's latents."""
-        return self.forward_actor(features), self.forward_critic(features)
-
-    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        """The policy's latent, from the observation alone."""
-        return self.policy_net(features[..., :OBS_SIZE])
-
-
-class OraclePolicy(MaskableActorCriticPolicy):
-    """MaskablePPO's MLP policy with an ``OracleExtractor``: the saved actor is an ordinary one."""
-
-    def _build_mlp_extractor(self) -> None:
-        self.mlp_extractor = OracleExtractor(self.features_dim, self.net_arch, self.activation_fn, self.device)
-
-
-class SuitsActor(torch.nn.Module):
-    """The suits actor's layers as torch modules (``suits.shapes``' names) and its forward."""
-
-    def __init__(self, actor_arch: list[int], activation: str) -> None:
-        super().__init__()
-        self.activation = activation
-        for name, shape in suits.shapes(actor_arch).items():
-            if name.endswith(".weight"):
-                setattr(self, name[:-len(".weight")], torch.nn.Linear(shape[1], shape[0]))
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        """The logits [B, 52] of the observations ``obs`` [B, OBS_SIZE]."""
-        return suits.logits_torch(dict(self.named_parameters()), obs, self.activation)
-
-
-class SuitsExtractor(torch.nn.Module):
-    """The suits actor on the observation (the first OBS_SIZE features) and SB3's MLP critic on every feature
-    (with --oracle-critic, the hidden hands too)."""
-
-    def __init__(self, feature_dim: int, net_arch: list[int], actor_arch: list[int],
-                 activation_fn: type[torch.nn.Module], activation: str) -> None:
-        super().__init__()
-        self.actor = SuitsActor(actor_arch, activation)
-        layers: list[torch.nn.Module] = []
-        width = feature_dim
-        for w in net_arch:
-            layers += [torch.nn.Linear(width, w), activation_fn()]
-            width = w
-        self.value_net = torch.nn.Sequential(*layers)
-        self.latent_dim_pi, self.latent_dim_vf = 52, width
-
-    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The logits and the critic's latent."""
-        return self.forward_actor(features), self.forward_critic(features)
-
-    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        """The logits, from the observation alone."""
-        return self.actor(features[..., :OBS_SIZE])
-
-    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
-        """The critic's latent."""
-        return self.value_net(features)
-
-
-class SuitsPolicy(MaskableActorCriticPolicy):
-    """MaskablePPO's policy with the suits actor: its logits are the action logits (no action_net)."""
-
-    def __init__(self, *args: Any, actor_arch: list[int], activation: str, **kwargs: Any) -> None:
-        self.actor_arch, self.activation = actor_arch, activation
-        super().__init__(*args, **kwargs)
-
-    def _build_mlp_extractor(self) -> None:
-        self.mlp_extractor = SuitsExtractor(self.features_dim, self.net_arch["vf"], self.actor_arch,
-                                               self.activation_fn, self.activation)
-
-    def _build(self, lr_schedule: Any) -> None:
-        super()._build(lr_schedule)
-        self.action_net = torch.nn.Identity()
-        torch.nn.init.orthogonal_(self.mlp_extractor.actor.out.weight, gain=0.01)  # SB3's action_net gain
-        torch.nn.init.zeros_(self.mlp_extractor.actor.out.bias)
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
-
-
 def make_model(args: Args, setup: Setup, vec: Any, seed: int) -> MaskablePPO:
     """MaskablePPO with the flags' network, schedule and PPO settings, on CPU."""
     lr: Any = args.learning_rate
     if args.anneal_lr:
-        lr = lambda progress: args.learning_rate * progress  # noqa: E731  (progress goes 1 -> 0)
+        rate = float(args.learning_rate)  # a float, not the Args: the schedule is pickled into the model file
+        lr = lambda progress: rate * progress  # noqa: E731  (progress goes 1 -> 0)
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
     policy: Any = OraclePolicy if args.oracle_critic else "MlpPolicy"
     policy_kwargs: dict[str, Any] = dict(net_arch=dict(pi=setup.net_arch, vf=setup.net_arch), activation_fn=activation)

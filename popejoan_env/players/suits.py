@@ -78,7 +78,8 @@ class NumpyActor:
         # the suit one-hot's share of the first layer is a bias per suit, with the layer's own bias
         self.first_suit = (first[:, n:n + 4].T + w["suit0.bias"]).copy()
         self.first_context = first[:, n + 4:].T.copy()
-        self.hidden = [(w[f"suit{i}.weight"].T.copy(), w[f"suit{i}.bias"]) for i in range(1, len(w) // 2 - 2)]
+        depth = sum(1 for k in w if k.startswith("suit") and k.endswith(".weight"))
+        self.hidden = [(w[f"suit{i}.weight"].T.copy(), w[f"suit{i}.bias"]) for i in range(1, depth)]
         self.out = (w["out.weight"].T.copy(), w["out.bias"])
 
     def _act(self, x: np.ndarray) -> np.ndarray:
