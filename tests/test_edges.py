@@ -311,6 +311,9 @@ def test_sigint_during_simulate_leaves_no_corrupt_file(tmp_path: pathlib.Path) -
             [sys.executable, "-m", "popejoan_env", "simulate", "--players", "4", "--deals", str(deals),
              "--seed", str(attempt), "--out", target.name, "--quiet"],
             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            # a job started in the background (``cmd &``) inherits SIGINT ignored, and Python then leaves it
+            # ignored: restore the default so the signal interrupts the run wherever the tests are started
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         time.sleep(float(rng.uniform(0.15, 1.0)))
         proc.send_signal(signal.SIGINT)
