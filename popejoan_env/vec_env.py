@@ -547,25 +547,28 @@ class BatchVecEnv(VecEnv):
                     out[sel] = (stops_first_leads if code == _STOPS_FIRST else pool_hunter_leads)(
                         batch, rows[sel], legal[sel])
             elif code == _SNAPSHOT:
-                obs = encode_batch(batch, rows[sel], seats[sel])
-                keys = tab.snap[rows[sel], seats[sel]]
-                for key in np.unique(keys).tolist():
-                    sub = keys == key
-                    player = self._snapshots[key]
-                    out[sel[sub]] = policy_leads(player.policy, obs[sub], legal[sel[sub]], self._opp_rng,
-                                                 player.deterministic)
+                out[sel] = self._network_leads(batch, rows[sel], seats[sel], legal[sel],
+                                               tab.snap[rows[sel], seats[sel]], self._snapshots.__getitem__)
             elif code == _MODEL:
-                obs = encode_batch(batch, rows[sel], seats[sel])
-                for pick in np.unique(picks[sel]).tolist():
-                    sub = picks[sel] == pick
-                    player = self.pool.scripted[self.pool.names[pick]][0]
-                    out[sel[sub]] = policy_leads(player.policy, obs[sub], legal[sel[sub]], self._opp_rng,
-                                                 player.deterministic)
+                out[sel] = self._network_leads(batch, rows[sel], seats[sel], legal[sel], picks[sel],
+                                               lambda pick: self.pool.scripted[self.pool.names[pick]][0])
             else:
                 for j in sel.tolist():
                     row, seat = int(rows[j]), int(seats[j])
                     player = self.pool.scripted[self.pool.names[picks[j]]][seat]
                     out[j] = player.act(seat_view(batch.to_deal(row), seat))
+        return out
+
+    def _network_leads(self, batch: BatchDeals, rows: np.ndarray, seats: np.ndarray, legal: np.ndarray,
+                       keys: np.ndarray, player_of: Any) -> np.ndarray:
+        """The card of each row's network (``player_of(keys[j])``, a ``LearnedPlayer``): one ``encode_batch``,
+        then one forward per network, in the order of the keys."""
+        obs = encode_batch(batch, rows, seats)
+        out = np.empty(len(rows), dtype=np.int64)
+        for key in np.unique(keys).tolist():
+            sub = keys == key
+            player = player_of(key)
+            out[sub] = policy_leads(player.policy, obs[sub], legal[sub], self._opp_rng, player.deterministic)
         return out
 
     def _observe(self) -> np.ndarray:
@@ -594,12 +597,7 @@ def _terminal_observation(deal: Any, seat: int, oracle: bool) -> np.ndarray:
     obs = encode(deal, seat)
     if not oracle:
         return obs
-    hidden = np.zeros(HIDDEN_SIZE, dtype=np.float32)
-    cards = np.arange(NUM_CARD_IDS, dtype=np.int64)
-    for r in range(deal.players):
-        hidden[r * NUM_CARD_IDS:(r + 1) * NUM_CARD_IDS] = (deal.hands[(seat + r) % deal.players] >> cards) & 1
-    hidden[8 * NUM_CARD_IDS + np.array(deal.dead, dtype=np.int64)] = 1
-    return np.concatenate([obs, hidden])
+    return np.concatenate([obs, hidden_batch(BatchDeals.from_deals([deal]), seats=[seat])[0]])
 
 
 def make_batch_vec_env(n_envs: int, seed: int | None, **env_kwargs: Any) -> BatchVecEnv:
