@@ -136,26 +136,26 @@ class PimcPlayer(ScriptedPlayer):
             params.append(f"engine={self.engine}")
         self.name = "pimc" + (":" + ",".join(params) if params else "")
         self.last_values: dict[int, float] = {}
-        """The mean counters each candidate of the last searched decision won over the worlds (``evaluate``'s
-        sums over their weights): what a network imitating the search can learn from (training/imitation.py)."""
-        self._weight_sum = 1.0
+        """The mean counters each candidate of the last decision ``evaluate`` searched won over the worlds
+        (empty after a decision with one candidate): what a network imitating the search can learn from
+        (training/imitation.py)."""
         super().__init__(seed)
 
     def choose(self, view: SeatView) -> int:
         """The candidate lead with the best mean counters over the sampled worlds."""
         candidates = lead_candidates(view)
+        self.last_values = {}
         if len(candidates) == 1:
-            self.last_values = {}
             return candidates[0]
         totals = self.evaluate(view, candidates)
-        self.last_values = {c: t / self._weight_sum for c, t in zip(candidates, totals)}
         tie = stops_first_key(view)
         return max(zip(candidates, totals), key=lambda ct: (ct[1], tie(ct[0])))[0]
 
     def evaluate(self, view: SeatView, candidates: list[int]) -> list[float]:
         """Counters the observer gains over the sampled worlds, per candidate lead: the sum over the worlds,
         each weighted by its importance weight (``worlds.place``) so the sum estimates the mean over the
-        consistent worlds drawn uniformly (the weights are all equal when nothing constrains the cards)."""
+        consistent worlds drawn uniformly (the weights are all equal when nothing constrains the cards); the
+        means (the sums over the weights) are kept in ``last_values``."""
         sampler = WorldSampler(view, self.sampler)
         rng = self.rng
         logs = []
@@ -189,7 +189,10 @@ class PimcPlayer(ScriptedPlayer):
                     gains[k][i] = deal.balances[0] - start
         top = max(logs)
         weights = [float(np.exp(x - top)) for x in logs]
-        self._weight_sum = float(sum(weights))
         if all(w == 1.0 for w in weights):
-            return [float(sum(g[i] for g in gains)) for i in range(len(candidates))]
-        return [sum(w * g[i] for w, g in zip(weights, gains)) for i in range(len(candidates))]
+            totals = [float(sum(g[i] for g in gains)) for i in range(len(candidates))]
+        else:
+            totals = [sum(w * g[i] for w, g in zip(weights, gains)) for i in range(len(candidates))]
+        total_weight = sum(weights)
+        self.last_values = {c: t / total_weight for c, t in zip(candidates, totals)}
+        return totals
