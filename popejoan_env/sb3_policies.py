@@ -70,13 +70,9 @@ class SuitsExtractor(torch.nn.Module):
                  activation_fn: type[torch.nn.Module], activation: str) -> None:
         super().__init__()
         self.actor = SuitsActor(actor_arch, activation)
-        layers: list[torch.nn.Module] = []
-        width = feature_dim
-        for w in net_arch:
-            layers += [torch.nn.Linear(width, w), activation_fn()]
-            width = w
-        self.value_net = torch.nn.Sequential(*layers)
-        self.latent_dim_pi, self.latent_dim_vf = NUM_CARD_IDS, width
+        critic = MlpExtractor(feature_dim, dict(pi=[], vf=net_arch), activation_fn)  # SB3's, for its value net
+        self.value_net = critic.value_net
+        self.latent_dim_pi, self.latent_dim_vf = NUM_CARD_IDS, critic.latent_dim_vf
 
     def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The logits and the critic's latent."""

@@ -572,7 +572,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     vec = make_env(args, setup, env_seed)
     model = make_model(args, setup, vec, ppo_seed)
     callback = Callback(args, setup, ckpt_dir, eval_seed)
-    imitation = warm_start(model, args, setup, callback) if args.imitate_deals else None
+    imitated = warm_start(model, args, setup, callback) if args.imitate_deals else None
     if setup.uses_self:  # the 'self' share needs a snapshot before the first reset: the untrained network
         first = save_model(model, os.path.join(ckpt_dir, "snapshot_0000000.zip"), metadata(args, setup, 0))
         vec.env_method("add_snapshot", first)
@@ -604,16 +604,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     seconds = {"train": train_time, "imitation": callback.before_seconds,
                "periodic_eval": callback.eval_seconds + callback.first_eval_seconds, "final_eval": final_time}
     summary = run_summary(args, argv, setup, steps, seconds, callback.evals, final, model_path, run_dir)
-    if imitation is not None:
-        summary["imitation"] = imitation
+    if imitated is not None:
+        summary["imitation"] = imitated
     if callback.evals or final:
         summary["learning_curve"] = os.path.relpath(
             write_learning_curve(os.path.join(run_dir, "learning_curve.png"), args, setup, callback.evals, final,
                                  train_time), run_dir)
     write_summary(run_dir, summary)
-    done = f"{steps:,} PPO learner steps ({steps / max(train_time - callback.before_seconds, 1e-9):,.0f}/s)"
-    if imitation is not None:
-        done = f"the imitation of {imitation['decisions']:,} {args.imitate_player} decisions and " + done
+    done = f"{steps:,} PPO learner steps ({summary['learner_steps_per_s']:,.0f}/s)"
+    if imitated is not None:
+        done = f"the imitation of {imitated['decisions']:,} {args.imitate_player} decisions and " + done
     print(f"\n{done} in {train_time:.0f} s of training; model: {model_path}")
     if final:
         print(f"\nagainst the scripted players ({args.final_eval_deals} duplicate deals each, "
