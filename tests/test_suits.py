@@ -3,6 +3,7 @@ actor (the numpy player, the batch env's snapshots, SB3), and a damaged file is 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -97,22 +98,22 @@ def test_a_trained_suits_model_loads_and_plays_as_sb3_computes_it(suits_run: str
 
 
 def _rewrite(src: str, dst: str, meta_change: dict | None = None, drop: str | None = None) -> None:
-    with zipfile.ZipFile(src) as a, zipfile.ZipFile(dst, "w") as b:
-        for item in a.infolist():
-            data = a.read(item.filename)
-            if item.filename == META_NAME and meta_change is not None:
-                meta = json.loads(data)
-                meta.update(meta_change)
-                data = json.dumps(meta).encode()
-            if item.filename == "policy.pth" and drop is not None:
-                state = torch.load(a.open(item.filename), weights_only=True)
-                del state[drop]
-                import io
+    """A copy of the model file with its metadata changed or one tensor of its weights left out."""
+    from test_training import _rewrite as rewrite_members
 
-                buf = io.BytesIO()
-                torch.save(state, buf)
-                data = buf.getvalue()
-            b.writestr(item, data)
+    replace: dict[str, bytes | None] = {}
+    with zipfile.ZipFile(src) as archive:
+        if meta_change is not None:
+            meta = json.loads(archive.read(META_NAME))
+            meta.update(meta_change)
+            replace[META_NAME] = json.dumps(meta).encode()
+        if drop is not None:
+            state = torch.load(io.BytesIO(archive.read("policy.pth")), weights_only=True)
+            del state[drop]
+            buf = io.BytesIO()
+            torch.save(state, buf)
+            replace["policy.pth"] = buf.getvalue()
+    rewrite_members(src, dst, replace)
 
 
 @pytest.mark.parametrize(("change", "drop", "match"), [
