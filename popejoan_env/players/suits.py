@@ -90,14 +90,16 @@ class NumpyActor:
         x = np.asarray(obs, dtype=np.float32)
         one = x.ndim == 1
         x = x.reshape(-1, OBS_SIZE)
+        b = len(x)
         context = self._act(x @ self.glob[0] + self.glob[1])  # [B, G]
-        h = x[:, SUIT_INDEX] @ self.first_planes  # [B, 4, H]
+        # one matrix product over the B x 4 suit rows (a [B, 4, n] @ [n, H] product runs ~5x slower)
+        h = (x[:, SUIT_INDEX].reshape(b * 4, -1) @ self.first_planes).reshape(b, 4, -1)  # [B, 4, H]
         h += self.first_suit
         h += (context @ self.first_context)[:, None, :]
-        h = self._act(h)
-        for w, b in self.hidden:
-            h = self._act(h @ w + b)
-        out = (h @ self.out[0] + self.out[1]).reshape(len(x), NUM_CARD_IDS)
+        h = self._act(h).reshape(b * 4, -1)
+        for w, bias in self.hidden:
+            h = self._act(h @ w + bias)
+        out = (h @ self.out[0] + self.out[1]).reshape(b, NUM_CARD_IDS)
         return out[0] if one else out
 
 
