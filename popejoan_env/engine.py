@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from popejoan_env.cards import (
     ACE, CARD_NAMES, EIGHT_DIAMONDS, JACK, KING, NUM_CARD_IDS, PACK, PACK_MASK, POPE, QUEEN,
-    SEVEN_DIAMONDS, SUIT_MASKS, CardMask, card_id, iter_cards, mask_of, names_of, parse_card,
+    SEVEN_DIAMONDS, SUIT_MASKS, CardMask, card_id, mask_of, names_of, parse_card,
 )
 from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import (
@@ -293,6 +293,7 @@ class Deal:
         rules: Rules | str | Mapping[str, Any] = MODERN,
         board: Sequence[int] | Mapping[str, int] | None = None,
         balances: Sequence[int] | None = None,
+        history: Sequence[tuple[int, int]] | None = None,
     ) -> Deal:
         """A position in the middle of a deal, ready to play on.
 
@@ -305,8 +306,11 @@ class Deal:
         payout is applied.  The position starts the deal's bookkeeping afresh:
         ``plays``, ``awards`` and ``payments`` are empty, ``board_before`` and
         ``balances_before`` are the given counters (so ``delta`` counts from
-        here) and ``initial_hands`` are the hands now.  What the cards played
-        imply is derived: who may still take matrimony and intrigue, and the
+        here) and ``initial_hands`` are the hands now — unless ``history`` gives
+        the plays so far, ``(seat, card)`` in order (each seat's cards exactly
+        its ``played``): they become ``plays``, so an observation of the position
+        shows the public history (a search's worlds), and ``initial_hands`` the
+        hands with them.  What the cards played imply is derived: who may still take matrimony and intrigue, and the
         dead cards the stops have revealed.  Checked like ``from_cards``: a
         partition of the 51 cards, a card due that ``to_act`` holds and whose
         predecessor has been played.
@@ -351,8 +355,13 @@ class Deal:
         leader = check_seat(leader, players, "leader")
         board_list = parse_board(board)
         balance_list = parse_balances(balances, players)
-        return cls._resume(rules, players, dealer, masks, played_by, dead_ids, to_act, forced_id, leader,
+        plays = _history_of(history, played_by) if history is not None else []
+        deal = cls._resume(rules, players, dealer, masks, played_by, dead_ids, to_act, forced_id, leader,
                            board_list, balance_list)
+        if plays:
+            deal.plays = plays
+            deal.initial_hands = tuple(h | p for h, p in zip(masks, played_by))
+        return deal
 
     def rearranged(self, hands: Sequence[CardMask], dead: Sequence[int]) -> Deal:
         """This position with the cards not yet played placed otherwise (a possible world of a search).
@@ -729,6 +738,24 @@ class Deal:
             f"<Deal players={self.players} dealer={self.dealer} turnup={CARD_NAMES[self.turnup]} "
             f"plays={len(self.plays)} {state}>"
         )
+
+
+def _history_of(history: object, played_by: list[CardMask]) -> list[tuple[int, int]]:
+    """``from_position``'s ``history`` checked against the cards each seat has played: a list of (seat, card)."""
+    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
+        raise InvalidDealError("history must be a list of (seat, card) plays")
+    plays, by_seat = [], [0] * len(played_by)
+    for item in history:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise InvalidDealError(f"a play of the history is (seat, card), got {brief(item)}")
+        seat, card = check_seat(item[0], len(played_by)), _parse_in_deal(item[1], "history")
+        if (by_seat[seat] >> card) & 1:
+            raise InvalidDealError(f"the history plays {CARD_NAMES[card]} twice")
+        by_seat[seat] |= 1 << card
+        plays.append((seat, card))
+    if by_seat != played_by:
+        raise InvalidDealError("the history must play exactly the cards each seat has played")
+    return plays
 
 
 def _place(owner: list[int], hands: Sequence[CardMask]) -> None:

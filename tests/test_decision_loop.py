@@ -154,6 +154,47 @@ def test_from_position_refuses_what_cannot_be() -> None:
             Deal.from_position(**kwargs)
 
 
+@pytest.mark.parametrize("rules", RULES, ids=["modern", "victorian", "mixed"])
+def test_from_position_with_its_history_is_observed_as_the_real_deal(rules: Rules) -> None:
+    from popejoan_env.batch import BatchDeals
+    from popejoan_env.batch_observation import encode_batch
+    from popejoan_env.observation import encode
+
+    checked = 0
+    for seed in range(40):
+        deal = midgame(seed, rules, 3 + seed % 6)
+        if deal.done or not deal.plays:
+            continue
+        played = [0] * deal.players
+        for seat, card in deal.plays:
+            played[seat] |= 1 << card
+        pos = Deal.from_position(list(deal.hands), list(deal.dead), played, to_act=deal.to_act, forced=deal.forced,
+                                 leader=deal.leader, dealer=deal.dealer, rules=deal.rules, board=deal.board,
+                                 balances=deal.balances, history=deal.plays)
+        assert pos.plays == deal.plays and pos.initial_hands == deal.initial_hands
+        # the batch plays on to a real choice (a card due is played at once): compare it only at a lead
+        batch = BatchDeals.from_deals([pos], lone_leads=False) if deal.forced < 0 else None
+        for seat in range(deal.players):
+            assert np.array_equal(encode(pos, seat), encode(deal, seat)), seat
+            if batch is not None:
+                assert np.array_equal(encode_batch(batch, seats=seat)[0], encode(deal, seat)), seat
+        checked += 1
+    assert checked > 25
+
+
+def test_from_position_refuses_a_history_that_is_not_the_cards_played() -> None:
+    deal = make_deal(["AS 2S 3S AH", "4S 5C", "6C 7C"], turnup="KD", dealer=2)
+    deal.play("AS")
+    kwargs = dict(hands=[_cards(h) for h in deal.hands], dead=[CARD_NAMES[c] for c in deal.dead],
+                  played=[["AS"], [], []], to_act=0, forced="2S", leader=0, dealer=2)
+    assert Deal.from_position(**kwargs, history=[(0, "AS")]).plays == [(0, parse_card("AS"))]
+    for history, message in (([(1, "AS")], "exactly the cards"), ([], "exactly the cards"),
+                             ([(0, "AS"), (0, "AS")], "twice"), ([(0, "AS", 1)], r"\(seat, card\)"),
+                             ([(5, "AS")], "must be a seat"), ("AS", "list of"), ([(0, "ZZ")], "ZZ")):
+        with pytest.raises(InvalidDealError, match=message):
+            Deal.from_position(**kwargs, history=history)
+
+
 def test_copy_sets_every_slot_and_shares_no_mutable_state() -> None:
     deal = midgame(3, MODERN, 5)
     twin = deal.copy()

@@ -74,11 +74,12 @@ def _dead_list(dead: CardMask, turnup: int) -> list[int]:
 
 
 def _position(view: SeatView, hands: list[CardMask], dead: CardMask) -> Deal:
-    """``Deal.from_position`` of a world: the view's public state with these hidden cards."""
+    """``Deal.from_position`` of a world: the view's public state, its history included, with these hidden
+    cards."""
     return Deal.from_position(
         hands, _dead_list(dead, view.turnup), view.played_by,
         to_act=view.to_act, forced=view.forced, leader=view.leader, dealer=view.dealer, rules=view.rules,
-        board=view.board, balances=view.balances,
+        board=view.board, balances=view.balances, history=[(seat, card) for seat, card, _ in view.history],
     )
 
 
