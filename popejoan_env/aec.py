@@ -203,7 +203,7 @@ reads it, and an agent that acts on it cheats.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np

@@ -11,7 +11,7 @@ from popejoan_env.cards import PACK_MASK, POPE, mask_of, names_of, parse_cards
 from popejoan_env.inference import below_lead, cannot_hold, lead_exclusions, must_be_dead
 from popejoan_env.seat_view import NO_SUCCESSOR, SUCCESSOR_DEAD, SUCCESSOR_PLAYED, seat_view
 
-from conftest import make_deal, play_all
+from conftest import make_deal
 
 VARIANTS = [
     MODERN, VICTORIAN,

@@ -389,7 +389,7 @@ def test_bad_input_is_refused_and_changes_nothing() -> None:
         BatchVecEnv(2, balance_range=(5, 1))
     with pytest.raises(PopeJoanError, match="seed"):
         vec.seed(-1)
-    obs = vec.reset()
+    vec.reset()
     twin = make_batch_vec_env(4, 0, opponents="random")
     twin.reset()
     masks = vec.action_masks()
