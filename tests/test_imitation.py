@@ -22,11 +22,11 @@ from popejoan_env.rules import Rules  # noqa: E402
 
 @pytest.fixture(scope="module")
 def games() -> imitation.Games:
-    return imitation.expert_games("stops_first", Rules.preset("modern"), [3, 5], 40, 7, (-24, 72), 0.1, workers=1)
+    return imitation.expert_games("stops_first", imitation.tables_of([Rules.preset("modern")], [3, 5]), 40, 7, (-24, 72), 0.1, workers=1)
 
 
 def test_the_games_do_not_depend_on_the_workers(games: imitation.Games) -> None:
-    forked = imitation.expert_games("stops_first", Rules.preset("modern"), [3, 5], 40, 7, (-24, 72), 0.1, workers=2)
+    forked = imitation.expert_games("stops_first", imitation.tables_of([Rules.preset("modern")], [3, 5]), 40, 7, (-24, 72), 0.1, workers=2)
     for field in ("obs", "legal", "action", "value", "deal", "seat"):
         assert np.array_equal(getattr(games, field), getattr(forked, field)), field
     assert sorted(set(games.deal.tolist())) == list(range(40))
@@ -54,7 +54,7 @@ def test_imitation_learns_the_experts_choices(games: imitation.Games) -> None:
     torch.manual_seed(0)
     model = MaskablePPO("MlpPolicy", make_batch_vec_env(2, 0, players="3,5", opponents="random"), device="cpu",
                         policy_kwargs=dict(net_arch=dict(pi=[64], vf=[64])), seed=0)
-    more = imitation.expert_games("stops_first", Rules.preset("modern"), [3, 5], 600, 8, None, 0.1, workers=2)
+    more = imitation.expert_games("stops_first", imitation.tables_of([Rules.preset("modern")], [3, 5]), 600, 8, None, 0.1, workers=2)
     history = imitation.imitate(model.policy, more, epochs=6, lr=1e-3, batch_size=128, seed=0)
     chance = float(np.mean(1.0 / more.legal.sum(axis=1)))
     assert history[-1]["held_out_agreement"] > max(0.6, chance + 0.25), (history[-1], chance)
@@ -83,7 +83,7 @@ def test_train_ppo_imitates_first_and_refuses_what_does_not_combine(tmp_path) ->
 
 
 def test_pimc_gives_its_values_and_the_targets_follow_them() -> None:
-    games = imitation.expert_games("pimc:samples=8", Rules.preset("modern"), [4], 6, 3, None, 0.1, workers=1)
+    games = imitation.expert_games("pimc:samples=8", imitation.tables_of([Rules.preset("modern")], [4]), 6, 3, None, 0.1, workers=1)
     searched = ~np.isnan(games.q)
     assert searched.any(axis=1).mean() > 0.8, "pimc searched most decisions"
     assert (games.legal | ~searched).all(), "only legal cards have values"
@@ -97,5 +97,5 @@ def test_pimc_gives_its_values_and_the_targets_follow_them() -> None:
     q = games.q[rows][0]
     want = np.exp(q[~np.isnan(q)] - np.nanmax(q))
     assert np.allclose(soft[rows][0][~np.isnan(q)], want / want.sum())
-    no_values = imitation.expert_games("stops_first", Rules.preset("modern"), [4], 3, 3, None, 0.1)
+    no_values = imitation.expert_games("stops_first", imitation.tables_of([Rules.preset("modern")], [4]), 3, 3, None, 0.1)
     assert np.isnan(no_values.q).all()

@@ -1,7 +1,8 @@
 """Imitation warm start for ``train_ppo.py``: games of a search player, and a policy trained to choose as it does.
 
 ``expert_games`` plays deals with the expert (``pimc`` by default) at every seat
-and keeps, for every real decision (two or more legal cards), the observation
+— deal ``d`` at the table ``tables[d % len(tables)]`` (rules and table size, so
+one set of games can mix sizes and presets) — and keeps, for every real decision (two or more legal cards), the observation
 of the seat to act, its legal cards, the expert's card and what the seat won
 from there to the end of the deal (times ``reward_scale``: what the PPO critic
 predicts).  Deal ``d`` is dealt from ``default_rng([seed, d])`` and its
@@ -58,25 +59,35 @@ class Games:
     """wall time of the games"""
 
 
-_Deal = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-"""One deal's decisions: its index, then the observations, legal cards, cards chosen, values, seats and the
-expert's values of the cards."""
+_Part = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""The decisions of some deals, as ``Games``' arrays: the deal of each, then the observations, legal cards,
+cards chosen, values, seats and the expert's values of the cards."""
 
 
-def _play(expert: str, rules: Rules, table_sizes: Sequence[int], balance_range: Sequence[int] | None,
-          reward_scale: float, seed: int, deals: Sequence[int]) -> list[_Deal]:
+Table = tuple[Rules, int]
+"""The rules and the table size of a deal."""
+
+
+def tables_of(presets: Sequence[Rules], table_sizes: Sequence[int]) -> list[Table]:
+    """Every (rules, table size) pair, the sizes cycling fastest: deal ``d`` is played at ``tables[d % len]``."""
+    return [(rules, n) for rules in presets for n in table_sizes]
+
+
+def _play(expert: str, tables: Sequence[Table], balance_range: Sequence[int] | None,
+          reward_scale: float, seed: int, deals: Sequence[int]) -> _Part:
     """The decisions of the deals ``deals`` (indices), played by the expert at every seat."""
     player = make_player(expert)
-    out = []
+    ids, obs, legal_rows, actions, values, seats, qs = [], [], [], [], [], [], []
     for d in deals:
-        players = table_sizes[d % len(table_sizes)]
+        rules, players = tables[d % len(tables)]
         rng = np.random.default_rng([seed, d])
         balances = None
         if balance_range is not None:
             balances = [int(b) for b in rng.integers(balance_range[0], balance_range[1] + 1, size=players)]
         deal = Deal.new(rules, players, d % players, rng, None, balances)
         player.reset(int(np.random.default_rng([seed, d, 1]).integers(2**63)))
-        obs, legal_rows, actions, seats, then, qs = [], [], [], [], [], []
+        then: list[int] = []
+        first = len(seats)
 
         def choose(deal: Deal, legal: list[int]) -> int:
             seat = deal.to_act
@@ -96,35 +107,46 @@ def _play(expert: str, rules: Rules, table_sizes: Sequence[int], balance_range: 
             return card
 
         deal.play_out(choose)
-        values = [(deal.balances[s] - b) * reward_scale for s, b in zip(seats, then)]
-        out.append((d, np.array(obs, dtype=np.float32).reshape(-1, OBS_SIZE),
-                    np.array(legal_rows, dtype=bool).reshape(-1, NUM_CARD_IDS),
-                    np.array(actions, dtype=np.int64), np.array(values, dtype=np.float32),
-                    np.array(seats, dtype=np.int64), np.array(qs, dtype=np.float32).reshape(-1, NUM_CARD_IDS)))
-    return out
+        values.extend((deal.balances[s] - b) * reward_scale for s, b in zip(seats[first:], then))
+        ids.extend([d] * (len(seats) - first))
+    return (np.array(ids, dtype=np.int64), np.array(obs, dtype=np.float32).reshape(-1, OBS_SIZE),
+            np.array(legal_rows, dtype=bool).reshape(-1, NUM_CARD_IDS), np.array(actions, dtype=np.int64),
+            np.array(values, dtype=np.float32), np.array(seats, dtype=np.int64),
+            np.array(qs, dtype=np.float32).reshape(-1, NUM_CARD_IDS))
 
 
-def _play_chunk(args: tuple[Any, ...]) -> list[_Deal]:
+def _play_chunk(args: tuple[Any, ...]) -> _Part:
     """``_play`` in a worker process (one torch thread: the worker plays, it does not train)."""
     torch.set_num_threads(1)
     return _play(*args)
 
 
-def expert_games(expert: str, rules: Rules, table_sizes: Sequence[int], deals: int, seed: int,
+CHUNK = 500
+"""Deals in one worker task; the parent copies the games task by task into one array and lets each go."""
+
+
+def expert_games(expert: str, tables: Sequence[Table], deals: int, seed: int,
                  balance_range: Sequence[int] | None, reward_scale: float, workers: int = 1) -> Games:
-    """Deals ``0 .. deals-1`` played by ``expert`` at every seat, in ``workers`` forked processes (the same
-    data for any number)."""
+    """Deals ``0 .. deals-1`` played by ``expert`` at every seat, deal ``d`` at ``tables[d % len(tables)]``, in
+    ``workers`` forked processes (the same data for any number)."""
     start = time.perf_counter()
-    jobs = [(expert, rules, list(table_sizes), balance_range, reward_scale, seed, list(range(w, deals, workers)))
-            for w in range(max(1, workers))]
+    jobs = [(expert, list(tables), balance_range, reward_scale, seed, list(range(a, min(a + CHUNK, deals))))
+            for a in range(0, deals, CHUNK)]
     if workers > 1:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
-            parts = pool.map(_play_chunk, jobs)
+            parts = list(pool.imap(_play_chunk, jobs))
     else:
-        parts = [_play(*jobs[0])]
-    per_deal = sorted((d for part in parts for d in part), key=lambda item: item[0])
-    obs, legal, action, value, seat, q = (np.concatenate([d[i] for d in per_deal]) for i in range(1, 7))
-    deal = np.repeat(np.array([d[0] for d in per_deal], dtype=np.int64), [len(d[3]) for d in per_deal])
+        parts = [_play(*job) for job in jobs]
+    n = sum(len(part[0]) for part in parts)
+    fields = [np.empty((n,) + column.shape[1:], column.dtype) for column in _play(expert, tables, None, 0.0, 0, [])]
+    row = 0
+    for k, part in enumerate(parts):  # copy part by part and let each go: the observations are held once, not twice
+        for field, column in zip(fields, part):
+            field[row:row + len(column)] = column
+        row += len(part[0])
+        parts[k] = None  # type: ignore[call-overload]
+        del part
+    deal, obs, legal, action, value, seat, q = fields
     return Games(obs, legal, action, value, deal, seat, q, seconds=time.perf_counter() - start)
 
 
