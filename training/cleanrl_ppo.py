@@ -271,4 +271,5 @@ if __name__ == "__main__":
     try:
         main()
     except PopeJoanError as err:  # bad flags: a message, not a traceback
-        sys.exit(f"cleanrl_ppo.py: error: {err}")
+        print(f"cleanrl_ppo.py: error: {err}", file=sys.stderr)
+        sys.exit(2)

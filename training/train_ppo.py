@@ -61,7 +61,7 @@ from popejoan_env.gym_env import make_vec_env
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
 from popejoan_env.players import make_player, suits
-from popejoan_env.players.learned import LearnedPlayer, model_metadata, policy_from_state, save_model
+from popejoan_env.players.learned import LearnedPlayer, model_metadata, policy_from_state, rules_field, save_model
 from popejoan_env.rules import Rules, check_players
 from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
 from popejoan_env.tournament import TournamentResult, run_duplicate
@@ -85,7 +85,7 @@ class Args:
     seed: int = 1
     """seed of everything: the deals, the opponents' generators, the network's initialisation, PPO's sampling"""
     preset: str = "modern"
-    """rules preset to train on: modern or victorian"""
+    """rules preset to train on: modern or victorian, or both (modern,victorian) for an imitation-only run (--total-timesteps 0) whose network plays both; evaluations use the first"""
     players: str = "4"
     """table size, or a comma list such as 3,4,5 to mix table sizes in one run (observations are padded to 8 seats)"""
     opponents: str = "stops_first:0.5,pool_hunter:0.2,random:0.05,self:0.25"
@@ -155,7 +155,7 @@ class Args:
     eval_deals: int = 200
     """duplicate deals per opponent in a periodic evaluation"""
     eval_opponents: str = "stops_first,pool_hunter"
-    """scripted players to evaluate against periodically (comma list); evaluations use the first table size of --players; they make the learning curve (learning_curve.png)"""
+    """scripted players to evaluate against periodically (comma list); evaluations use the first table size of --players and the first --preset; they make the learning curve (learning_curve.png)"""
     final_eval_deals: int = 300
     """duplicate deals per opponent in the final evaluation (0 = skip)"""
     final_eval_opponents: str = "random,lowest,stops_first,pool_hunter,pimc"
@@ -206,7 +206,7 @@ def _field_docs(cls: type) -> dict[str, str]:
 class Setup:
     """What the flags mean once checked: the rules, table sizes, network widths, starting balances, self-play."""
 
-    rules: Rules
+    presets: list[Rules]
     table_sizes: list[int]
     net_arch: list[int]
     actor_arch: list[int]
@@ -214,6 +214,11 @@ class Setup:
     uses_self: bool
     n_envs: int
     n_steps: int
+
+    @property
+    def rules(self) -> Rules:
+        """The rules PPO and the evaluations play: the first preset."""
+        return self.presets[0]
 
 
 def _ints(text: str) -> list[int]:
@@ -223,7 +228,16 @@ def _ints(text: str) -> list[int]:
 
 def check_args(args: Args) -> Setup:
     """Check every flag that can be wrong (a PopeJoanError says which), before anything is written."""
-    rules = Rules.preset(args.preset)
+    name = args.run_name
+    if not name.strip() or name in (".", "..") or any(sep and sep in name for sep in (os.sep, os.altsep)):
+        raise PopeJoanError(f"--run-name must be a plain name (a directory made in --output-dir), got {name!r}")
+    presets = [Rules.preset(name) for name in split_list(args.preset)]
+    if not presets or len({rules.name for rules in presets}) < len(presets):
+        raise PopeJoanError(f"--preset takes one preset or a comma list of different ones, got {args.preset!r}")
+    if len(presets) > 1 and (args.total_timesteps or not args.imitate_deals):
+        raise PopeJoanError(f"--preset {args.preset} (several presets) is for the imitation alone: PPO's "
+                            f"environments play one preset, so give --total-timesteps 0 and --imitate-deals > 0 "
+                            f"(got {args.total_timesteps} and {args.imitate_deals})")
     try:
         table_sizes, net_arch, actor_arch = _ints(args.players), _ints(args.net_arch), _ints(args.actor_arch)
         balance_range = _ints(args.balance_range) or None
@@ -259,7 +273,7 @@ def check_args(args: Args) -> Setup:
                             f"got {args.n_envs} and {args.n_steps}")
     n_envs = args.n_envs or VEC_ENVS[args.vec_env]
     n_steps = args.n_steps or max(1, ROLLOUT // n_envs)
-    return Setup(rules, table_sizes, net_arch, actor_arch, balance_range, uses_self=any(name == SELF for name, _ in mix),
+    return Setup(presets, table_sizes, net_arch, actor_arch, balance_range, uses_self=any(name == SELF for name, _ in mix),
                  n_envs=n_envs, n_steps=n_steps)
 
 
@@ -273,10 +287,10 @@ def clear_run(run_dir: str) -> None:
 def metadata(args: Args, setup: Setup, steps: int) -> dict[str, Any]:
     """The metadata saved with a model (or snapshot) after ``steps`` learner steps."""
     if args.actor == suits.ARCHITECTURE:
-        return model_metadata(setup.rules, setup.table_sizes, setup.actor_arch, args.activation, timesteps=steps,
+        return model_metadata(setup.presets, setup.table_sizes, setup.actor_arch, args.activation, timesteps=steps,
                               run_name=args.run_name, seed=args.seed, opponents=args.opponents,
                               architecture=suits.ARCHITECTURE, critic_arch=setup.net_arch)
-    return model_metadata(setup.rules, setup.table_sizes, setup.net_arch, args.activation, timesteps=steps,
+    return model_metadata(setup.presets, setup.table_sizes, setup.net_arch, args.activation, timesteps=steps,
                           run_name=args.run_name, seed=args.seed, opponents=args.opponents)
 
 
@@ -460,7 +474,7 @@ def run_summary(args: Args, argv: list[str] | None, setup: Setup, steps: int, se
         "run_name": args.run_name,
         "command": "python training/train_ppo.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "args": dataclasses.asdict(args),
-        "rules": setup.rules.to_dict(),
+        "rules": rules_field(setup.presets),
         "obs_version": OBS_VERSION,
         "obs_size": OBS_SIZE,
         "package_version": __version__,
@@ -523,7 +537,8 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback)
     t0 = time.perf_counter()
     print(f"imitation: {args.imitate_deals:,} deals of {args.imitate_player} at every seat, "
           f"{args.imitate_workers} worker(s)", flush=True)
-    games = imitation.expert_games(args.imitate_player, setup.rules, setup.table_sizes, args.imitate_deals,
+    games = imitation.expert_games(args.imitate_player, imitation.tables_of(setup.presets, setup.table_sizes),
+                                   args.imitate_deals,
                                    args.seed + 20_000, setup.balance_range, args.reward_scale, args.imitate_workers)
 
     def after_epoch(epoch: int) -> None:  # the learning curve's points during the imitation
@@ -626,4 +641,5 @@ if __name__ == "__main__":
     try:
         main()
     except PopeJoanError as err:  # bad flags (preset, players, opponents ...): a message, not a traceback
-        sys.exit(f"train_ppo.py: error: {err}")
+        print(f"train_ppo.py: error: {err}", file=sys.stderr)
+        sys.exit(2)

@@ -8,6 +8,10 @@ network expects::
      "rules": {"preset": "modern", ...}, "players": [4], "package_version": "0.1.0",
      "activation": "tanh", "net_arch": [64, 64], "timesteps": 800000, ...}
 
+``rules`` is one rules object, or a list of them for a network trained on
+several presets (the observation's rule flags tell them apart); the model
+plays any of them (``trained_rules``).
+
 Every checkpoint the training script writes carries it, so a checkpoint of
 another run loads the same way.  Playing needs no Stable-Baselines3: the actor
 network is read from ``policy.pth`` and run in numpy (a few µs per decision).
@@ -91,14 +95,29 @@ class ModelMismatchError(ModelFileError):
 
 
 # ---------------------------------------------------------------- metadata
+def rules_field(rules: Rules | str | Mapping[str, Any] | None | list[Any] | tuple[Any, ...]) -> Any:
+    """The ``rules`` metadata of a model trained on ``rules`` (one rules, or a list of several)."""
+    if isinstance(rules, (list, tuple)):
+        known = [resolve_rules(r).to_dict() for r in rules]
+        return known[0] if len(known) == 1 else known
+    return resolve_rules(rules).to_dict()
+
+
+def trained_rules(metadata: Mapping[str, Any]) -> tuple[Rules, ...]:
+    """The rules a model's metadata says it plays (``rules``: one object or a list of them)."""
+    field = metadata["rules"]
+    return tuple(Rules.from_dict(r) for r in (field if isinstance(field, list) else [field]))
+
+
 def model_metadata(
-    rules: Rules | str | Mapping[str, Any] | None,
+    rules: Rules | str | Mapping[str, Any] | None | list[Any] | tuple[Any, ...],
     players: list[int] | tuple[int, ...],
     net_arch: list[int] | tuple[int, ...],
     activation: str = "tanh",
     **extra: Any,
 ) -> dict[str, Any]:
-    """The metadata a saved model carries (observation version, rules, package version, network shape)."""
+    """The metadata a saved model carries (observation version, rules — one, or a list —, package version,
+    network shape)."""
     from popejoan_env import __version__
 
     if activation not in _ACTIVATIONS:
@@ -107,7 +126,7 @@ def model_metadata(
         "format": MODEL_FORMAT,
         "obs_version": OBS_VERSION,
         "obs_size": OBS_SIZE,
-        "rules": resolve_rules(rules).to_dict(),
+        "rules": rules_field(rules),
         "players": list(players),
         "package_version": __version__,
         "algorithm": "MaskablePPO",
@@ -166,9 +185,12 @@ class Policy:
         self.activation = _ACTIVATIONS[activation]
         self.metadata = metadata
         self.path = path
-        self.rules = Rules.from_dict(metadata["rules"])
-        self.play_rules = play_rules(self.rules)
-        """The options of ``rules`` a seat sees (``observation.play_rules``): what a game must match to be played."""
+        self.known_rules = trained_rules(metadata)
+        """Every rules the model was trained for (one, or several presets)."""
+        self.rules = self.known_rules[0]
+        """The first of them (the only one of most models)."""
+        self.play_rules = tuple(play_rules(rules) for rules in self.known_rules)
+        """The options of each a seat sees (``observation.play_rules``): what a game must match to be played."""
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Action logits (52, or [batch, 52]) for observations ``[OBS_SIZE]`` or ``[batch, OBS_SIZE]``."""
@@ -195,10 +217,12 @@ class Policy:
         if rules is None:
             return
         wanted = resolve_rules(rules)
-        if wanted != self.rules:
+        if wanted not in self.known_rules:
+            nearest = min(self.known_rules, key=lambda known: len(_diff(known, wanted).split(", ")))
+            names = " and ".join(repr(known.name) for known in self.known_rules)
             raise ModelMismatchError(
-                f"model {self.path} was trained for rules {self.rules.name!r} "
-                f"({_diff(self.rules, wanted)}), not for the rules to be played ({wanted.name!r}); "
+                f"model {self.path} was trained for rules {names} "
+                f"({_diff(nearest, wanted)}), not for the rules to be played ({wanted.name!r}); "
                 "train a model for these rules or play the rules it knows"
             )
 
@@ -305,10 +329,13 @@ def _check_metadata(meta: Any, path: str) -> None:
             f"model {path} was trained on observation version {meta['obs_version']} (size {meta['obs_size']}); "
             f"this package encodes version {OBS_VERSION} (size {OBS_SIZE}): retrain it with this version"
         )
-    if not isinstance(meta["rules"], Mapping):
-        raise ModelFileError(f"{path}: metadata rules must be an object of rules options, got {_show(meta['rules'])}")
+    field = meta["rules"]
+    if not (isinstance(field, Mapping) or (isinstance(field, list) and field
+                                           and all(isinstance(r, Mapping) for r in field))):
+        raise ModelFileError(f"{path}: metadata rules must be an object of rules options or a non-empty list of "
+                             f"them, got {_show(field)}")
     try:
-        Rules.from_dict(meta["rules"])
+        trained_rules(meta)
     except (PopeJoanError, TypeError, RecursionError) as err:  # RecursionError: a value nested too deep to print
         raise ModelFileError(f"{path}: metadata rules are not valid: {_clip(str(err))}") from None
     players = meta["players"]
@@ -465,7 +492,7 @@ class LearnedPlayer:
             return legal[0]
         if view.rules is not self._checked:
             # Rules shown to a seat (decoded observations carry only those) must be the model's.
-            if play_rules(view.rules) != self.policy.play_rules:
+            if play_rules(view.rules) not in self.policy.play_rules:
                 self.policy.check(view.rules)
             self._checked = view.rules
         return self.policy.pick(encode_view(view), legal, self.rng, self.deterministic)
@@ -488,5 +515,6 @@ def load_player(path: str | os.PathLike[str], seed: int | None = None,
 
 __all__ = [
     "LearnedPlayer", "ModelFileError", "ModelMismatchError", "Policy", "load_player",
-    "load_policy", "model_metadata", "policy_from_state", "read_metadata", "save_model", "save_state_dict",
+    "load_policy", "model_metadata", "policy_from_state", "read_metadata", "rules_field", "save_model",
+    "save_state_dict", "trained_rules",
 ]
