@@ -81,3 +81,19 @@ def random_choice(deal: Deal, rng: np.random.Generator) -> int:
     """A uniformly random legal card for the seat to act."""
     legal = deal.legal_actions()
     return legal[0] if len(legal) == 1 else legal[int(rng.integers(len(legal)))]
+
+
+def network_file(path: str, rules: Sequence[str] = ("modern", "victorian"), players: Sequence[int] = (3, 8),
+                 seed: int = 5) -> str:
+    """A small untrained ``suits`` network saved as a model file for ``rules`` and ``players`` (what a test needs
+    when the weights do not matter)."""
+    import torch
+
+    from popejoan_env.players import suits
+    from popejoan_env.players.learned import model_metadata, save_state_dict
+
+    gen = torch.Generator().manual_seed(seed)
+    state = {suits.PREFIX + k: torch.randn(*shape, generator=gen) * 0.2 for k, shape in suits.shapes((8, 16)).items()}
+    meta = model_metadata(list(rules), list(players), [8, 16], "tanh", architecture=suits.ARCHITECTURE,
+                          critic_arch=[8])
+    return save_state_dict(state, path, meta)

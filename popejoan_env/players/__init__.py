@@ -7,6 +7,8 @@
 | ``stops_first`` | the traditional advice: runs it knows end in a stop, then the Pope, then its lowest cards |
 | ``pool_hunter`` | for the honours, Matrimony, Intrigue and the Pope, weighing what is staked |
 | ``pimc`` | search: samples the hidden cards, plays each lead out, picks the best on average |
+| ``shipped`` | the shipped network, ``models/shipped/model.zip`` of the checkout (every table size, both presets) |
+| ``pimc_net`` | ``pimc`` whose rollouts the shipped network plays (``players/guided.py``) |
 
 ``make_player("pimc:samples=32", seed=1)`` builds one from a spec (a name,
 optionally ``:key=value,key=value``); a path to a saved model is loaded by
@@ -14,7 +16,7 @@ optionally ``:key=value,key=value``); a path to a saved model is loaded by
 a model path when it ends in ``.zip`` or holds a path separator, or names an
 existing file and is not a scripted name: ``random`` is always the scripted
 player, even with a file called ``random`` in the current directory (write
-``./random`` for the file).
+``./random`` for the file), and ``shipped`` always the shipped network.
 
 >>> p = make_player("stops_first", seed=0)
 >>> p.name, sorted(SCRIPTED)
@@ -33,8 +35,9 @@ from popejoan_env.players.simple import LowestPlayer, RandomPlayer
 from popejoan_env.players.stops_first import StopsFirstPlayer
 
 __all__ = [
-    "LowestPlayer", "PimcPlayer", "Player", "PoolHunterPlayer", "RandomPlayer", "SCRIPTED",
-    "ScriptedPlayer", "StopsFirstPlayer", "UnknownPlayerError", "make_player", "parse_spec",
+    "GUIDED", "LowestPlayer", "PimcPlayer", "Player", "PoolHunterPlayer", "RandomPlayer", "SCRIPTED", "SHIPPED",
+    "SHIPPED_MODEL", "ScriptedPlayer", "StopsFirstPlayer", "UnknownPlayerError", "make_player", "parse_spec",
+    "shipped_model",
 ]
 
 SCRIPTED: dict[str, type[ScriptedPlayer]] = {
@@ -46,9 +49,19 @@ SCRIPTED: dict[str, type[ScriptedPlayer]] = {
 }
 """The scripted players by name, weakest first."""
 
+SHIPPED = "shipped"
+"""The spec of the shipped network."""
+GUIDED = "pimc_net"
+"""The spec of the search guided by a network (``guided.GuidedPimcPlayer``, imported when asked for)."""
+SHIPPED_MODEL = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                             "models", "shipped", "model.zip")
+"""Where ``make_player("shipped")`` reads it: ``models/shipped/model.zip`` beside the package."""
+
 
 def is_model_path(spec: str) -> bool:
     """True when a spec names a saved model file rather than a scripted player (a scripted name never does)."""
+    if _name_of(spec) in (SHIPPED, GUIDED):
+        return False
     if spec.endswith(".zip") or any(sep and sep in spec for sep in (os.path.sep, os.path.altsep)):
         return True
     return _name_of(spec) not in SCRIPTED and os.path.isfile(spec)
@@ -69,6 +82,23 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
             raise UnknownPlayerError(f"player spec {spec!r}: parameter {item!r} is not key=value")
         params[key.strip()] = _number(value.strip())
     return name, params
+
+
+def shipped_model() -> str:
+    """The path of the shipped network's file, or an ``UnknownPlayerError`` saying it is not installed."""
+    if not os.path.isfile(SHIPPED_MODEL):
+        raise UnknownPlayerError(f"the shipped network is not installed: {SHIPPED_MODEL} is missing (it is in the "
+                                 "project's git checkout; install the package from it with pip install -e .)")
+    return SHIPPED_MODEL
+
+
+def _shipped(spec: str, params: dict[str, int | float | str], seed: int | None) -> Player:
+    """The shipped network as a player (``models/shipped/model.zip``), refused with a reason when absent."""
+    if params:
+        raise UnknownPlayerError(f"player {SHIPPED!r} takes no parameters, got {spec!r}")
+    from popejoan_env.players.learned import load_player
+
+    return load_player(shipped_model(), seed)
 
 
 def _number(text: str) -> int | float | str:
@@ -93,10 +123,17 @@ def make_player(spec: str, seed: int | None = None) -> Player:
             raise UnknownPlayerError(f"cannot load the model {spec!r}: the learned-player module is missing ({err})") from None
         return load_player(spec, seed)
     name, params = parse_spec(spec)
-    cls = SCRIPTED.get(name)
+    if name == SHIPPED:
+        return _shipped(spec, params, seed)
+    cls: type[ScriptedPlayer] | None = SCRIPTED.get(name)
+    if name == GUIDED:
+        from popejoan_env.players.guided import GuidedPimcPlayer
+
+        cls = GuidedPimcPlayer
     if cls is None:
         raise UnknownPlayerError(
-            f"unknown player {name!r}; scripted players are {list(SCRIPTED)}, or give a path to a saved model (.zip)"
+            f"unknown player {name!r}; scripted players are {list(SCRIPTED)}, the networks {SHIPPED!r} and "
+            f"{GUIDED!r}, or give a path to a saved model (.zip)"
         )
     accepted = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "seed")]
     unknown = sorted(set(params) - set(accepted))

@@ -187,6 +187,11 @@ class PimcPlayer(ScriptedPlayer):
                     deal.play(card)
                     rollout(deal, rollout_rng)
                     gains[k][i] = deal.balances[0] - start
+        return self.weigh(gains, logs, candidates)
+
+    def weigh(self, gains: list[list[int]] | list[list[float]], logs: list[float], candidates: list[int]) -> list[float]:
+        """The totals of ``evaluate`` from the gains of each world (rows) and candidate (columns) and the worlds'
+        log importance weights; the means go to ``last_values``."""
         top = max(logs)
         weights = [float(np.exp(x - top)) for x in logs]
         if all(w == 1.0 for w in weights):
