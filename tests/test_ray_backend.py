@@ -28,7 +28,7 @@ from popejoan_env.cluster import ClusterError, check_address, connected, map_tas
 from popejoan_env.tournament import TournamentResult, run_duplicate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL = ROOT / "models" / "ppo_modern_4p_shipped" / "model.zip"
+MODEL = ROOT / "models" / "shipped" / "model.zip"
 _spec = importlib.util.spec_from_file_location("benchmark_cli", ROOT / "training" / "benchmark.py")
 assert _spec is not None and _spec.loader is not None
 benchmark = importlib.util.module_from_spec(_spec)

@@ -28,9 +28,10 @@ from popejoan_env.engine import Deal  # noqa: E402
 from popejoan_env.record import deal_record, read_records, verify_record  # noqa: E402
 from popejoan_env.web import replays as replays_module  # noqa: E402
 from popejoan_env.web.app import create_app  # noqa: E402
+from conftest import network_file  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "models" / "ppo_modern_4p_shipped" / "model.zip"
+SHIPPED = ROOT / "models" / "shipped" / "model.zip"
 GOLDEN = ROOT / "tests" / "data" / "golden_records.jsonl"
 needs_model = pytest.mark.skipif(not SHIPPED.is_file(), reason=f"the shipped model {SHIPPED} is not in this checkout")
 
@@ -47,11 +48,13 @@ class Clock:
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A models directory holding a copy of the shipped model (when the checkout has it)."""
+    """A models directory holding a copy of the shipped network (when the checkout has it) and ``four_modern``,
+    a small untrained network for 4 seats of ``modern`` only: what a mismatch is shown with."""
     root = tmp_path_factory.mktemp("web") / "models"
-    (root / "ppo_modern_4p_shipped").mkdir(parents=True)
+    (root / "shipped").mkdir(parents=True)
     if SHIPPED.is_file():
-        shutil.copy(SHIPPED, root / "ppo_modern_4p_shipped" / "model.zip")
+        shutil.copy(SHIPPED, root / "shipped" / "model.zip")
+    network_file(str(root / "four_modern" / "model.zip"), ("modern",), (4,))
     return root
 
 
@@ -107,11 +110,13 @@ def without_id(state: dict[str, Any]) -> dict[str, Any]:
 @needs_model
 def test_options_list_scripted_players_and_the_model_files(client: TestClient, models: Path) -> None:
     body = client.get("/api/options").json()
-    shipped = f"{models.name}/ppo_modern_4p_shipped/model.zip"
+    shipped, four = f"{models.name}/shipped/model.zip", f"{models.name}/four_modern/model.zip"
     assert body["presets"] == ["modern", "victorian"] and body["players"] == [3, 4, 5, 6, 7, 8]
-    assert body["opponents"] == ["random", "lowest", "stops_first", "pool_hunter", "pimc", shipped]
+    assert body["opponents"] == ["random", "lowest", "stops_first", "pool_hunter", "pimc", four, shipped]
     assert body["default_opponent"] == "stops_first" and body["hint_model"] == shipped
-    assert body["models"] == [{"path": shipped, "name": "ppo_modern_4p_shipped", "players": [4], "preset": "modern"}]
+    assert body["models"] == [
+        {"path": four, "name": "four_modern", "players": [4], "presets": ["modern"]},
+        {"path": shipped, "name": "shipped", "players": [3, 4, 5, 6, 7, 8], "presets": ["modern", "victorian"]}]
     assert str(models) not in str(body), "the server's own paths are never shown"
 
 
@@ -273,15 +278,17 @@ def test_paths_outside_the_models_directory_are_refused(tmp_path: Path) -> None:
 
 @needs_model
 def test_a_model_opponent_plays_and_a_mismatched_one_is_refused(client: TestClient, models: Path) -> None:
-    shipped = f"{models.name}/ppo_modern_4p_shipped/model.zip"
-    game_id, state = new_game(client, players=4, opponents=[shipped, "random", shipped])
-    assert [s["name"] for s in state["seats"]] == ["you", "ppo_modern_4p_shipped", "random", "ppo_modern_4p_shipped"]
-    state = play_to_end(client, game_id, state, np.random.default_rng(3))
-    verify_record(deal_record(engine_deal(client, game_id)))
+    shipped, four = f"{models.name}/shipped/model.zip", f"{models.name}/four_modern/model.zip"
+    for players, preset in ((4, "modern"), (3, "victorian")):
+        opponents = [shipped, "random", shipped][:players - 1]
+        game_id, state = new_game(client, players=players, preset=preset, opponents=opponents)
+        assert [s["name"] for s in state["seats"]] == ["you", "shipped", "random", "shipped"][:players]
+        state = play_to_end(client, game_id, state, np.random.default_rng(3))
+        verify_record(deal_record(engine_deal(client, game_id)))
     assert "trained for 4 players, not for a table of 3" in error_of(
-        client.post("/api/games", json={"players": 3, "opponents": [shipped, "random"]}), 400)
+        client.post("/api/games", json={"players": 3, "opponents": [four, "random"]}), 400)
     assert "modern rules, not the victorian" in error_of(
-        client.post("/api/games", json={"players": 4, "preset": "victorian", "opponents": [shipped] * 3}), 400)
+        client.post("/api/games", json={"players": 4, "preset": "victorian", "opponents": [four] * 3}), 400)
 
 
 @needs_model
@@ -291,7 +298,7 @@ def test_the_hint_gives_the_network_probabilities_and_pimc(client: TestClient, m
         game_id, state = new_game(client, players=4, opponents=["stops_first"] * 3)
     hint = client.get(f"/api/games/{game_id}/hint").json()
     probs = hint["network"]["probs"]
-    assert hint["network"]["model"] == f"{models.name}/ppo_modern_4p_shipped/model.zip" and hint["network_reason"] is None
+    assert hint["network"]["model"] == f"{models.name}/shipped/model.zip" and hint["network_reason"] is None
     assert sorted(probs) == sorted(state["legal"]) and abs(sum(probs.values()) - 1) < 1e-9
     assert hint["network"]["best"] == max(probs, key=probs.get) and hint["pimc"]["best"] in state["legal"]
     from popejoan_env.players.learned import load_policy
@@ -302,13 +309,13 @@ def test_the_hint_gives_the_network_probabilities_and_pimc(client: TestClient, m
     assert probs == pytest.approx(policy_probs(load_policy(str(SHIPPED)), view))
     assert client.get(f"/api/games/{game_id}/hint").json() == hint  # the same position, the same hint
     assert client.get(f"/api/games/{game_id}").json()["history"] == state["history"]  # a hint plays nothing
-    for body, words in (({"players": 3, "opponents": ["random"] * 2}, "trained for 4 players"),
-                        ({"players": 4, "preset": "victorian", "opponents": ["random"] * 3}, "modern rules")):
+    for body in ({"players": 3, "opponents": ["random"] * 2}, {"players": 8, "opponents": ["random"] * 7},
+                 {"players": 4, "preset": "victorian", "opponents": ["random"] * 3}):  # every table it was trained for
         game_id, state = new_game(client, **body)
         while state["over"]:
             game_id, state = new_game(client, **body)
         hint = client.get(f"/api/games/{game_id}/hint").json()
-        assert hint["network"] is None and words in hint["network_reason"] and hint["pimc"]["best"] in state["legal"]
+        assert hint["network_reason"] is None and sorted(hint["network"]["probs"]) == sorted(state["legal"])
 
 
 def test_without_the_shipped_model_the_hint_says_so(tmp_path: Path) -> None:
@@ -429,7 +436,7 @@ def test_a_replay_of_a_simulate_file_is_the_engine_step_by_step(client: TestClie
 @needs_model
 def test_a_replay_gives_a_matching_models_policy_and_refuses_others(client: TestClient, models: Path,
                                                                      records: Path) -> None:
-    shipped = f"{models.name}/ppo_modern_4p_shipped/model.zip"
+    shipped, four = f"{models.name}/shipped/model.zip", f"{models.name}/four_modern/model.zip"
     replay_id = client.post("/api/replays", content=records.read_bytes()).json()["replay_id"]
     out = frames_of(client, replay_id, 1, model=shipped)
     choices = [f for f in out["frames"] if len(f["legal"]) >= 2]
@@ -444,10 +451,12 @@ def test_a_replay_gives_a_matching_models_policy_and_refuses_others(client: Test
     three = next(k for k, (_, r) in enumerate(read_records(GOLDEN), 1)
                  if r["players"] == 3 and r["rules"]["preset"] == "modern")
     base = f"/api/replays/{golden}/deals"
-    assert "modern rules, not the victorian" in error_of(client.get(f"{base}/{victorian}", params={"model": shipped}), 400)
-    assert "not for a table of 3" in error_of(client.get(f"{base}/{three}", params={"model": shipped}), 400)
-    for bad in ("../../etc/passwd", "/etc/passwd", str(SHIPPED), f"{models}/ppo_modern_4p_shipped/../x/model.zip",
-                f"{models}/ppo_modern_4p_shipped/model.zip/..", f"{models}/ppo_modern_4p_shipped/./model.zip"):
+    for deal in (victorian, three):  # the shipped network plays both
+        assert any(f["policy"] is not None for f in frames_of(client, golden, deal, model=shipped)["frames"])
+    assert "modern rules, not the victorian" in error_of(client.get(f"{base}/{victorian}", params={"model": four}), 400)
+    assert "not for a table of 3" in error_of(client.get(f"{base}/{three}", params={"model": four}), 400)
+    for bad in ("../../etc/passwd", "/etc/passwd", str(SHIPPED), f"{models}/shipped/../x/model.zip",
+                f"{models}/shipped/model.zip/..", f"{models}/shipped/./model.zip"):
         assert "unknown model" in error_of(client.get(f"{base}/1", params={"model": bad}), 400), bad
 
 

@@ -37,7 +37,7 @@ from popejoan_env.checks import as_int, brief
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import encode_view
-from popejoan_env.players import SCRIPTED, Player, make_player
+from popejoan_env.players import SCRIPTED, SHIPPED, Player, make_player
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, PRESETS, Rules
 from popejoan_env.seat_view import SeatView, history_of, seat_view
 from popejoan_env.session import Session
@@ -48,7 +48,7 @@ DEFAULT_OPPONENT = "stops_first"
 """Opponent of every seat a new game does not name."""
 MAX_DEALS = 100
 """Most deals a session may have."""
-SHIPPED_MODEL = ("ppo_modern_4p_shipped", "model.zip")
+SHIPPED_MODEL = (SHIPPED, "model.zip")
 """Where the hint's network lies inside the models directory."""
 MODEL_FILE = "model.zip"
 """The file name of a run's model: only such files in the models directory are offered."""
@@ -142,14 +142,17 @@ class ModelShelf:
         return meta
 
     def models(self) -> list[dict[str, Any]]:
-        """Every readable model: its shown ``path``, run ``name``, table sizes ``players`` and rules ``preset``."""
+        """Every readable model: its shown ``path``, run ``name``, table sizes ``players`` and rules ``presets``."""
+        from popejoan_env.players.learned import trained_rules
+
         out = []
         for shown, real in self._candidates():
             meta = self.metadata(real)
             if meta is None:
                 continue
             out.append({"path": shown, "name": os.path.basename(os.path.dirname(real)),
-                        "players": list(meta["players"]), "preset": Rules.from_dict(meta["rules"]).name})
+                        "players": sorted(set(meta["players"])),
+                        "presets": [rules.name for rules in trained_rules(meta)]})
         return out
 
     def resolve(self, spec: object, what: str = "model") -> str:
@@ -173,13 +176,16 @@ class ModelShelf:
 
     def mismatch(self, real: str, rules: Rules, players: int) -> str | None:
         """Why the model cannot play these rules at this table size, or None when it can."""
+        from popejoan_env.players.learned import trained_rules
+
         meta = self.metadata(real)
         if meta is None:
             return f"{os.path.basename(os.path.dirname(real))}/{MODEL_FILE} is not a readable model file"
         name = os.path.basename(os.path.dirname(real))
-        trained = Rules.from_dict(meta["rules"])
-        if trained != rules:
-            return f"model {name} was trained for the {trained.name} rules, not the {rules.name} rules played here"
+        trained = trained_rules(meta)
+        if rules not in trained:
+            names = " and ".join(known.name for known in trained)
+            return f"model {name} was trained for the {names} rules, not the {rules.name} rules played here"
         if players not in meta["players"]:
             sizes = ", ".join(str(n) for n in meta["players"])
             return f"model {name} was trained for {sizes} players, not for a table of {players}"

@@ -399,8 +399,8 @@ function buildOpponentSelects() {
     const select = el("select", { id: `opponent-${seat}`, testid: `opponent-${seat}`, name: `opponent-${seat}` });
     for (const name of app.options.opponents) {
       const m = meta.get(name);
-      const fits = !m || ((m.players || []).includes(n) && (!m.preset || m.preset === preset));
-      const note = m && !fits ? ` (trained for ${(m.players || []).join("/")} players, ${m.preset})` : "";
+      const fits = !m || ((m.players || []).includes(n) && (m.presets || []).includes(preset));
+      const note = m && !fits ? ` (trained for ${(m.players || []).join("/")} players, ${(m.presets || []).join("/")})` : "";
       select.append(el("option", { value: name, text: playerLabel(name) + note, title: name, disabled: !fits }));
     }
     const usable = (name) => [...select.options].some((o) => o.value === name && !o.disabled);
