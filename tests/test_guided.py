@@ -1,5 +1,5 @@
-"""``pimc_net``: its batch rollouts are the network playing every seat deal by deal, it is reproducible, and it
-refuses rules its network was not trained for."""
+"""``pimc_net``: its network rollouts are the network playing every seat deal by deal, its scores are pimc's means
+plus the prior, it is reproducible, and it refuses rules its network was not trained for."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ def test_the_rollouts_are_the_network_playing_every_seat_deal_by_deal(network: s
     deal = a_choice(preset, players, seed=players)
     view = seat_view(deal, deal.to_act)
     candidates = lead_candidates(view)
-    player = GuidedPimcPlayer(seed=3, samples=6, model=network)
-    totals = player.evaluate(view, candidates)
+    player = GuidedPimcPlayer(seed=3, samples=6, rollout="network", model=network)
+    totals = player.network_rollouts(view, candidates)
     # the same worlds (the same generator), each world x candidate played out one Deal at a time by the network
     seat_player = LearnedPlayer(load_policy(network))
     sampler, rng = WorldSampler(view), np.random.default_rng(3)
@@ -62,6 +62,32 @@ def test_the_rollouts_are_the_network_playing_every_seat_deal_by_deal(network: s
     w = np.exp(np.array(logs) - max(logs))
     assert totals == pytest.approx((w[:, None] * np.array(gains)).sum(axis=0).tolist())
     assert player.last_values == pytest.approx({c: t / w.sum() for c, t in zip(candidates, totals)})
+
+
+@pytest.mark.parametrize("preset, players", [("modern", 4), ("victorian", 5)])
+def test_the_score_is_pimcs_mean_plus_the_prior_times_the_networks_log_probability(network: str, preset: str,
+                                                                                   players: int) -> None:
+    from popejoan_env.observation import encode_view
+    from popejoan_env.players.pimc import PimcPlayer
+
+    deal = a_choice(preset, players, seed=11)
+    view = seat_view(deal, deal.to_act)
+    candidates = lead_candidates(view)
+    pimc = PimcPlayer(seed=4, samples=12)
+    pimc.evaluate(view, candidates)
+    guided = GuidedPimcPlayer(seed=4, samples=12, prior=2.5, model=network)
+    scores = guided.evaluate(view, candidates)
+    assert guided.last_values == pimc.last_values  # the same worlds, the same rollouts
+    z = load_policy(network).logits(encode_view(view))[candidates].astype(float)
+    log_p = z - z.max() - np.log(np.exp(z - z.max()).sum())
+    assert scores == pytest.approx([pimc.last_values[c] + 2.5 * lp for c, lp in zip(candidates, log_p)])
+    # without the prior it is pimc with as many samples: the same card at every decision
+    plain = make_player(f"pimc_net:samples=12:prior=0:model={network}", seed=7)
+    again = PimcPlayer(seed=7, samples=12)
+    for k in range(3):
+        d = a_choice(preset, players, seed=20 + k)
+        v = seat_view(d, d.to_act)
+        assert plain.act(v) == again.act(v)
 
 
 def test_the_same_seed_plays_the_same_deal_and_every_card_is_legal(network: str) -> None:
@@ -85,6 +111,9 @@ def test_rules_the_network_does_not_know_are_refused(network: str) -> None:
 
 @pytest.mark.parametrize("spec, match", [("pimc_net:samples=0", "samples must be a positive integer"),
                                          ("pimc_net:model=", "model must be"),
+                                         ("pimc_net:prior=-1", "prior must be"),
+                                         ("pimc_net:prior=x", "prior must be"),
+                                         ("pimc_net:rollout=random", "rollout must be"),
                                          ("pimc_net:depth=2", "no parameter")])
 def test_bad_parameters_are_refused(spec: str, match: str) -> None:
     from popejoan_env.players import UnknownPlayerError

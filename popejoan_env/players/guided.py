@@ -1,13 +1,18 @@
-"""``pimc_net``: ``pimc`` whose rollouts are played by a policy network at every seat (the shipped one by default).
+"""``pimc_net``: ``pimc``'s search guided by a policy network (the shipped one by default).
 
-``pimc`` plays each candidate lead out in every sampled world with a fast rule
-of thumb (``greedy_lead``: ``stops_first`` with the world's cards in view).
-Here the rollouts follow the network instead: every seat of every world ×
-candidate leads the network's best legal card for its own observation of that
-world, all rows at once (one ``BatchDeals``, one forward per step).  The worlds,
-their importance weights and the choice are ``pimc``'s.  The network sees only
-what its seat would see in that world, so the rollouts are played the way the
-network plays, not by players who see every card.
+Two ways in, each a parameter:
+
+* **the prior** (``prior``, counters per unit of log-probability): a card's score is
+  its mean counters over the sampled worlds plus ``prior`` × the log of the
+  probability the network gives it at the real position.  The search corrects
+  the network where its worlds disagree; the network breaks the search's noise.
+* **the rollouts** (``rollout=network``): every seat of every world × candidate
+  leads the network's best legal card for its own observation of that world (the
+  worlds carry the public history), all rows at once (one ``BatchDeals``, one
+  forward a step), instead of ``pimc``'s rule of thumb (``greedy_lead``:
+  ``stops_first`` with the world's cards in view).
+
+The worlds, their importance weights and the tie-break are ``pimc``'s.
 """
 
 from __future__ import annotations
@@ -16,24 +21,29 @@ import numpy as np
 
 from popejoan_env.batch_observation import encode_batch
 from popejoan_env.checks import as_int
+from popejoan_env.observation import encode_view
 from popejoan_env.players.base import UnknownPlayerError
 from popejoan_env.players.pimc import PimcPlayer
 from popejoan_env.players.worlds import WorldSampler
 from popejoan_env.seat_view import SeatView
 
-DEFAULT_SAMPLES = 16
-"""Worlds per decision by default: half of ``pimc``'s, as each rollout step is a network forward."""
+DEFAULT_SAMPLES = 128
+"""Worlds per decision by default (four times ``pimc``'s: its greedy rollouts are compiled and cheap)."""
+DEFAULT_PRIOR = 1.0
+"""Counters a card's score gains per unit of the network's log-probability, by default."""
+ROLLOUTS = ("greedy", "network")
+"""Who plays the rollouts: ``pimc``'s rule of thumb, or the network at every seat."""
 
 
 class GuidedPimcPlayer(PimcPlayer):
-    """``pimc_net``: ``pimc``'s search with rollouts played by the network of ``model`` (a model file's path, or
-    ``shipped``, the default) at every seat.  Parameters: ``samples`` (default 16), ``model``, ``sampler``
-    (as ``pimc``'s)."""
+    """``pimc_net``: ``pimc``'s search guided by the network of ``model`` (a model file's path, or ``shipped``,
+    the default).  Parameters: ``samples`` (default 128), ``prior`` (default 1; 0 = none), ``rollout``
+    (``greedy``, the default, or ``network``), ``model``, ``sampler`` (as ``pimc``'s)."""
 
     name = "pimc_net"
 
-    def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, model: str = "shipped",
-                 sampler: str = "consistent") -> None:
+    def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, prior: float = DEFAULT_PRIOR,
+                 rollout: str = "greedy", model: str = "shipped", sampler: str = "consistent") -> None:
         from popejoan_env.players import SHIPPED, shipped_model
         from popejoan_env.players.learned import load_policy
 
@@ -41,23 +51,44 @@ class GuidedPimcPlayer(PimcPlayer):
             raise UnknownPlayerError(f"pimc_net: samples must be a positive integer, got {samples!r}")
         if not isinstance(model, str) or not model:
             raise UnknownPlayerError(f"pimc_net: model must be a model file's path or {SHIPPED!r}, got {model!r}")
-        super().__init__(seed, samples=samples, sampler=sampler, engine="scalar")
+        if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0 <= prior < float("inf"):
+            raise UnknownPlayerError(f"pimc_net: prior must be a number >= 0, got {prior!r}")
+        if rollout not in ROLLOUTS:
+            raise UnknownPlayerError(f"pimc_net: rollout must be one of {list(ROLLOUTS)}, got {rollout!r}")
+        super().__init__(seed, samples=samples, sampler=sampler)
         self.policy = load_policy(shipped_model() if model == SHIPPED else model)
-        self.model = model
+        self.model, self.prior, self.guided_rollout = model, float(prior), rollout
         params = [f"samples={samples}"] if samples != DEFAULT_SAMPLES else []
+        params += [f"prior={prior:g}"] if prior != DEFAULT_PRIOR else []
+        params += [f"rollout={rollout}"] if rollout != "greedy" else []
         params += [f"model={model}"] if model != SHIPPED else []
         params += [f"sampler={sampler}"] if sampler != "consistent" else []
         self.name = "pimc_net" + (":" + ",".join(params) if params else "")
         self._checked: object = None
 
     def evaluate(self, view: SeatView, candidates: list[int]) -> list[float]:
-        """Counters the observer gains per candidate, summed over the sampled worlds with their importance weights
-        (``pimc``'s), each world × candidate played out by the network at every seat."""
-        from popejoan_env.players.batch_rollout import worlds_batch  # the batch engine builds tables at import
-
+        """Each candidate's score: its mean counters over the sampled worlds (``last_values``), plus ``prior`` ×
+        the network's log-probability of it."""
         if view.rules is not self._checked:
             self.policy.check(view.rules)
             self._checked = view.rules
+        if self.guided_rollout == "network":
+            self.network_rollouts(view, candidates)
+        else:
+            super().evaluate(view, candidates)
+        means = [self.last_values[c] for c in candidates]
+        if not self.prior:
+            return means
+        z = self.policy.logits(encode_view(view))[candidates].astype(np.float64)
+        z -= z.max()
+        log_p = z - np.log(np.exp(z).sum())
+        return [m + self.prior * lp for m, lp in zip(means, log_p.tolist())]
+
+    def network_rollouts(self, view: SeatView, candidates: list[int]) -> list[float]:
+        """``pimc``'s totals (sums over the weighted worlds) with every world × candidate played out by the
+        network at every seat."""
+        from popejoan_env.players.batch_rollout import worlds_batch  # the batch engine builds tables at import
+
         sampler = WorldSampler(view, self.sampler)
         worlds, logs = [], []
         for _ in range(self.samples):
