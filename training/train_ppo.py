@@ -231,7 +231,7 @@ def check_args(args: Args) -> Setup:
     name = args.run_name
     if not name.strip() or name in (".", "..") or any(sep and sep in name for sep in (os.sep, os.altsep)):
         raise PopeJoanError(f"--run-name must be a plain name (a directory made in --output-dir), got {name!r}")
-    presets = [Rules.preset(name) for name in split_list(args.preset)]
+    presets = [Rules.preset(preset) for preset in split_list(args.preset)]
     if not presets or len({rules.name for rules in presets}) < len(presets):
         raise PopeJoanError(f"--preset takes one preset or a comma list of different ones, got {args.preset!r}")
     if len(presets) > 1 and (args.total_timesteps or not args.imitate_deals):

@@ -8,7 +8,7 @@
 | ``pool_hunter`` | for the honours, Matrimony, Intrigue and the Pope, weighing what is staked |
 | ``pimc`` | search: samples the hidden cards, plays each lead out, picks the best on average |
 | ``shipped`` | the shipped network, ``models/shipped/model.zip`` of the checkout (every table size, both presets) |
-| ``pimc_net`` | ``pimc`` whose rollouts the shipped network plays (``players/guided.py``) |
+| ``pimc_net`` | ``pimc``'s search (128 worlds) with the shipped network's log-probabilities as a prior (``players/guided.py``) |
 
 ``make_player("pimc:samples=32", seed=1)`` builds one from a spec (a name,
 optionally ``:key=value,key=value``); a path to a saved model is loaded by
