@@ -310,8 +310,8 @@ class Deal:
         the plays so far, ``(seat, card)`` in order (each seat's cards exactly
         its ``played``): they become ``plays``, so an observation of the position
         shows the public history (a search's worlds), and ``initial_hands`` the
-        hands with them.  What the cards played imply is derived: who may still take matrimony and intrigue, and the
-        dead cards the stops have revealed.  Checked like ``from_cards``: a
+        hands with them.  What the cards played imply is derived: who may still
+        take matrimony and intrigue, and the dead cards the stops have revealed.  Checked like ``from_cards``: a
         partition of the 51 cards, a card due that ``to_act`` holds and whose
         predecessor has been played.
         """
