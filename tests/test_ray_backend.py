@@ -106,6 +106,16 @@ def _after_the_next(common: str, item: int) -> int:
     return item
 
 
+def _after_the_signal(common: str, item: int) -> int:
+    """Item 0 finishes only once the caller has received a result and written the signal file: a task
+    given as it finishes is given before it (item 1 returns at once)."""
+    if item == 0:
+        deadline = time.monotonic() + 60
+        while not (Path(common) / "signal").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return item
+
+
 def _refuse_odd(common: None, item: int) -> int:
     if item % 2:
         raise ClusterError(f"item {item} is odd")
@@ -122,7 +132,11 @@ def test_map_tasks_keeps_the_order_or_gives_them_as_they_finish(tmp_path: Path) 
         assert sorted(seen) == list(range(7))
         (tmp_path / "a").mkdir()
         (tmp_path / "b").mkdir()
-        assert list(map_tasks(_after_the_next, str(tmp_path / "a"), range(2), ordered=False)) == [1, 0]
+        got = []
+        for result in map_tasks(_after_the_signal, str(tmp_path / "a"), range(2), ordered=False):
+            got.append(result)
+            (tmp_path / "a" / "signal").touch()  # only now can item 0 finish
+        assert got == [1, 0]
         assert list(map_tasks(_after_the_next, str(tmp_path / "b"), range(2), ordered=True)) == [0, 1]
         with pytest.raises(ClusterError, match="^item 1 is odd$"):  # a task's PopeJoanError, as it was raised
             list(map_tasks(_refuse_odd, None, range(4)))
