@@ -22,14 +22,29 @@ from popejoan_env.rules import Rules  # noqa: E402
 
 @pytest.fixture(scope="module")
 def games() -> imitation.Games:
-    return imitation.expert_games("stops_first", imitation.tables_of([Rules.preset("modern")], [3, 5]), 40, 7, (-24, 72), 0.1, workers=1)
+    tables = imitation.tables_of([Rules.preset("modern")], [3, 5])
+    return imitation.expert_games("stops_first", tables, 40, 7, (-24, 72), 0.1, workers=1)
 
 
 def test_the_games_do_not_depend_on_the_workers(games: imitation.Games) -> None:
-    forked = imitation.expert_games("stops_first", imitation.tables_of([Rules.preset("modern")], [3, 5]), 40, 7, (-24, 72), 0.1, workers=2)
+    tables = imitation.tables_of([Rules.preset("modern")], [3, 5])
+    forked = imitation.expert_games("stops_first", tables, 40, 7, (-24, 72), 0.1, workers=2)
     for field in ("obs", "legal", "action", "value", "deal", "seat"):
         assert np.array_equal(getattr(games, field), getattr(forked, field)), field
     assert sorted(set(games.deal.tolist())) == list(range(40))
+
+
+def test_deal_d_is_played_at_table_d_mod_the_tables_presets_included() -> None:
+    from popejoan_env.observation import SEATS, decode_rules
+
+    tables = imitation.tables_of([Rules.preset("modern"), Rules.preset("victorian")], [3, 6])
+    assert [(rules.name, n) for rules, n in tables] == [("modern", 3), ("modern", 6), ("victorian", 3),
+                                                        ("victorian", 6)]
+    mixed = imitation.expert_games("stops_first", tables, 24, 5, None, 0.1, workers=2)
+    for row in range(0, len(mixed.action), 7):
+        rules, n = tables[int(mixed.deal[row]) % 4]
+        assert decode_rules(mixed.obs[row]).lead == rules.lead
+        assert int(np.count_nonzero(mixed.obs[row, SEATS:SEATS + 8])) == n
 
 
 def test_every_decision_is_real_legal_and_valued_to_the_end_of_its_deal(games: imitation.Games) -> None:

@@ -2,10 +2,10 @@
 
 ``expert_games`` plays deals with the expert (``pimc`` by default) at every seat
 — deal ``d`` at the table ``tables[d % len(tables)]`` (rules and table size, so
-one set of games can mix sizes and presets) — and keeps, for every real decision (two or more legal cards), the observation
-of the seat to act, its legal cards, the expert's card and what the seat won
-from there to the end of the deal (times ``reward_scale``: what the PPO critic
-predicts).  Deal ``d`` is dealt from ``default_rng([seed, d])`` and its
+one set of games can mix sizes and presets) — and keeps, for every real
+decision (two or more legal cards), the observation of the seat to act, its
+legal cards, the expert's card and what the seat won from there to the end of
+the deal (times ``reward_scale``: what the PPO critic predicts).  Deal ``d`` is dealt from ``default_rng([seed, d])`` and its
 players seeded from ``[seed, d, 1]``, so the data do not depend on how many
 worker processes play them.
 
