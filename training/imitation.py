@@ -5,9 +5,10 @@
 one set of games can mix sizes and presets) — and keeps, for every real
 decision (two or more legal cards), the observation of the seat to act, its
 legal cards, the expert's card and what the seat won from there to the end of
-the deal (times ``reward_scale``: what the PPO critic predicts).  Deal ``d`` is dealt from ``default_rng([seed, d])`` and its
-players seeded from ``[seed, d, 1]``, so the data do not depend on how many
-worker processes play them.
+the deal (times ``reward_scale``: what the PPO critic predicts).  Deal ``d`` is
+dealt from ``default_rng([seed, d])`` and its players seeded from
+``[seed, d, 1]``, so the data do not depend on how many worker processes play
+them.
 
 ``imitate`` trains an SB3 policy on them: cross-entropy of the masked logits
 against the expert's card (the actor) plus the squared error of the value
@@ -109,8 +110,14 @@ def _play(expert: str, tables: Sequence[Table], balance_range: Sequence[int] | N
         deal.play_out(choose)
         values.extend((deal.balances[s] - b) * reward_scale for s, b in zip(seats[first:], then))
         ids.extend([d] * (len(seats) - first))
+    return _part(ids, obs, legal_rows, actions, values, seats, qs)
+
+
+def _part(ids: list[Any], obs: list[Any], legal: list[Any], actions: list[Any], values: list[Any],
+          seats: list[Any], qs: list[Any]) -> _Part:
+    """The arrays of ``_Part`` (their dtypes and widths) from lists of decisions."""
     return (np.array(ids, dtype=np.int64), np.array(obs, dtype=np.float32).reshape(-1, OBS_SIZE),
-            np.array(legal_rows, dtype=bool).reshape(-1, NUM_CARD_IDS), np.array(actions, dtype=np.int64),
+            np.array(legal, dtype=bool).reshape(-1, NUM_CARD_IDS), np.array(actions, dtype=np.int64),
             np.array(values, dtype=np.float32), np.array(seats, dtype=np.int64),
             np.array(qs, dtype=np.float32).reshape(-1, NUM_CARD_IDS))
 
@@ -138,7 +145,7 @@ def expert_games(expert: str, tables: Sequence[Table], deals: int, seed: int,
     else:
         parts = [_play(*job) for job in jobs]
     n = sum(len(part[0]) for part in parts)
-    fields = [np.empty((n,) + column.shape[1:], column.dtype) for column in _play(expert, tables, None, 0.0, 0, [])]
+    fields = [np.empty((n,) + column.shape[1:], column.dtype) for column in _part(*[[]] * 7)]
     row = 0
     for k, part in enumerate(parts):  # copy part by part and let each go: the observations are held once, not twice
         for field, column in zip(fields, part):
