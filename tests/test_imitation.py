@@ -97,6 +97,17 @@ def test_train_ppo_imitates_first_and_refuses_what_does_not_combine(tmp_path) ->
             train_ppo.check_args(train_ppo.Args.parse(flags))
 
 
+def test_a_table_size_listed_twice_gets_twice_the_deals_and_is_recorded_once() -> None:
+    import train_ppo
+
+    args = train_ppo.Args.parse(["--players", "4,4,3", "--preset", "modern,victorian", "--total-timesteps", "0"])
+    setup = train_ppo.check_args(args)
+    tables = imitation.tables_of(setup.presets, setup.table_sizes)
+    seats = [tables[d % len(tables)][1] for d in range(600)]
+    assert seats.count(4) == 400 and seats.count(3) == 200
+    assert train_ppo.metadata(args, setup, 0)["players"] == [4, 3]
+
+
 def test_pimc_gives_its_values_and_the_targets_follow_them() -> None:
     games = imitation.expert_games("pimc:samples=8", imitation.tables_of([Rules.preset("modern")], [4]), 6, 3, None, 0.1, workers=1)
     searched = ~np.isnan(games.q)

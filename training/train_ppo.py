@@ -87,7 +87,7 @@ class Args:
     preset: str = "modern"
     """rules preset to train on: modern or victorian, or both (modern,victorian) for an imitation-only run (--total-timesteps 0) whose network plays both; evaluations use the first"""
     players: str = "4"
-    """table size, or a comma list such as 3,4,5 to mix table sizes in one run (observations are padded to 8 seats)"""
+    """table size, or a comma list such as 3,4,5 to mix table sizes in one run (observations are padded to 8 seats); a size listed twice gets twice the deals"""
     opponents: str = "stops_first:0.5,pool_hunter:0.2,random:0.05,self:0.25"
     """opponents mix name:weight,...; each other seat draws a player from it every deal; 'self' = a frozen snapshot of the learner"""
     imitate_deals: int = 60_000
@@ -286,11 +286,12 @@ def clear_run(run_dir: str) -> None:
 
 def metadata(args: Args, setup: Setup, steps: int) -> dict[str, Any]:
     """The metadata saved with a model (or snapshot) after ``steps`` learner steps."""
+    sizes = list(dict.fromkeys(setup.table_sizes))  # each size once, however often --players weights it
     if args.actor == suits.ARCHITECTURE:
-        return model_metadata(setup.presets, setup.table_sizes, setup.actor_arch, args.activation, timesteps=steps,
+        return model_metadata(setup.presets, sizes, setup.actor_arch, args.activation, timesteps=steps,
                               run_name=args.run_name, seed=args.seed, opponents=args.opponents,
                               architecture=suits.ARCHITECTURE, critic_arch=setup.net_arch)
-    return model_metadata(setup.presets, setup.table_sizes, setup.net_arch, args.activation, timesteps=steps,
+    return model_metadata(setup.presets, sizes, setup.net_arch, args.activation, timesteps=steps,
                           run_name=args.run_name, seed=args.seed, opponents=args.opponents)
 
 
