@@ -101,3 +101,20 @@ def test_the_shipped_network_beats_random(preset: str, seats: int) -> None:
     model = make_player("shipped", seed=0)
     result = run_duplicate([model, make_player("random", seed=0)], deals=200, seed=2024, rules=preset, seats=seats)
     assert result.beats("shipped", "random"), result.table()
+
+
+def test_round_one_is_kept_as_the_prior_of_round_twos_teacher() -> None:
+    import json
+
+    shipped = os.path.dirname(SHIPPED_MODEL)
+    round1 = os.path.join(os.path.dirname(shipped), "round1", "model.zip")
+    run = json.load(open(os.path.join(shipped, "run.json")))
+    assert run["imitation"]["player"] == "pimc_net:model=models/round1/model.zip"
+    assert run["args"]["players"] == "4,4,3,5,6,7,8" and read_metadata(SHIPPED_MODEL)["players"] == [4, 3, 5, 6, 7, 8]
+    meta = read_metadata(round1)
+    assert sorted(meta["players"]) == [3, 4, 5, 6, 7, 8]
+    assert sorted(r.name for r in trained_rules(meta)) == ["modern", "victorian"]
+    teacher = make_player(f"pimc_net:samples=4:model={round1}", seed=0)
+    deal = Deal.new(Rules.preset("modern"), 4, 0, np.random.default_rng(5))
+    deal.play_out(lambda d, legal: teacher.act(seat_view(d, d.to_act)))
+    assert deal.done
