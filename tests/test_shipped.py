@@ -118,3 +118,35 @@ def test_round_one_is_kept_as_the_prior_of_round_twos_teacher() -> None:
     deal = Deal.new(Rules.preset("modern"), 4, 0, np.random.default_rng(5))
     deal.play_out(lambda d, legal: teacher.act(seat_view(d, d.to_act)))
     assert deal.done
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+"""The checkout's root."""
+
+
+def _card_paths(card: str) -> list[str]:
+    """Glob patterns, from the checkout's root, of every result file a model card names or writes."""
+    import re
+
+    text = open(card, encoding="utf-8").read()
+    folder = os.path.relpath(os.path.dirname(card), ROOT)
+    named = [f"{folder}/{m}" for m in re.findall(r"`(benchmark/[^`]*)`", text)]
+    written = [m + ".json" for m in re.findall(r"--out (models/\S+)", text)]
+    out = []
+    for path in named + written:
+        path = re.sub(r"\$\{[^}]*\}|\$\w+|<[^>]*>", "*", path)
+        braces = re.search(r"\{([^}]*)\}", path)
+        choices = braces.group(1).split(",") if braces else [""]
+        out += [path.replace(braces.group(0), c) if braces else path for c in choices]
+    return out
+
+
+
+@pytest.mark.parametrize("card", ["models/shipped/MODEL_CARD.md", "models/round1/MODEL_CARD.md"])
+def test_every_result_file_a_model_card_names_is_in_the_checkout(card: str) -> None:
+    import glob
+
+    patterns = _card_paths(os.path.join(ROOT, card))
+    assert len(patterns) >= 6
+    missing = [p for p in patterns if not glob.glob(os.path.join(ROOT, p))]
+    assert not missing, f"{card} names result files that are not in the checkout: {missing}"
