@@ -12,6 +12,7 @@ from popejoan_env import MODERN, VICTORIAN, Deal, Rules
 from popejoan_env.cards import cards_of
 from popejoan_env.errors import InvalidDealError
 from popejoan_env.inference import cannot_hold
+from popejoan_env.players import worlds
 from popejoan_env.players.worlds import WorldSampler, place
 from popejoan_env.seat_view import seat_view
 
@@ -121,3 +122,62 @@ def test_distance_from_the_exact_uniform_distribution(name: str) -> None:
         assert tv < 2 * noise + 0.01
     assert tv < 0.2
     assert tv_weighted < 2 * noise + 0.01   # the importance weights remove the bias
+
+
+def respects(masks: list[int], order, room) -> bool:
+    """Whether ``masks`` put every card of ``order`` once, in one of its slots, and fill each slot's room."""
+    return [m.bit_count() for m in masks] == list(room) and all(
+        sum((m >> card) & 1 for m in masks) == 1 and any((masks[s] >> card) & 1 for s in places)
+        for card, places in order
+    )
+
+
+STALLED = ([(3, (1, 2, 3, 4, 5)), (4, (1, 2, 3, 4, 5))]
+           + [(c, (0, 2, 3, 4, 5)) for c in (21, 22, 23, 24, 27, 28, 29, 30, 31, 32, 39, 40, 41, 42, 43, 45, 46, 47)],
+           [2, 2, 4, 4, 3, 5])
+"""The placement that stalled a 6-seat tournament (``benchmark.py --players
+pimc_net,shipped,random,lowest,stops_first,pool_hunter,pimc --seats 6 --seed 1``, deal 333): slot 1
+takes only cards 3 and 4, so a random placement nearly always ends in a dead end, and after 1,000 of them
+the backtracking search that followed ran for more than ten minutes."""
+
+
+def test_a_view_where_restarts_keep_failing_still_gets_its_worlds(monkeypatch) -> None:
+    order, room = STALLED
+    monkeypatch.setattr(worlds, "MAX_RESTARTS", 0)  # straight to the fallback
+    seen = set()
+    for seed in range(200):
+        masks, log_weight = place(order, room, np.random.default_rng(seed))
+        assert respects(masks, order, room) and log_weight == 0.0
+        assert masks[1] == (1 << 3) | (1 << 4)
+        seen.add(tuple(masks))
+    assert len(seen) > 150  # the fallback's worlds still vary
+
+
+def test_the_fallback_finds_a_placement_exactly_when_one_exists() -> None:
+    rng = np.random.default_rng(11)
+    found = refused = 0
+    for _ in range(300):
+        slots = int(rng.integers(2, 5))
+        room = rng.integers(0, 3, size=slots).tolist()
+        cards = sum(room)
+        order = []
+        for card in range(cards):
+            places = tuple(s for s in range(slots) if rng.random() < 0.5)
+            order.append((card, places or (int(rng.integers(slots)),)))
+        exists = bool(exact_placements(order, room))
+        if exists:
+            assert respects(worlds._search(order, room, rng), order, room)
+            found += 1
+        else:
+            with pytest.raises(InvalidDealError, match="no placement"):
+                worlds._search(order, room, rng)
+            refused += 1
+    assert found > 50 and refused > 50
+
+
+def test_an_impossible_placement_is_refused_without_a_search_of_every_arrangement() -> None:
+    """40 cards, and slot 0 needs 2 of them where only card 0 may go: the old backtracking search would try
+    every arrangement of the other 39 before giving up."""
+    order = [(0, (0, 1, 2, 3, 4))] + [(c, (1, 2, 3, 4)) for c in range(1, 40)]
+    with pytest.raises(InvalidDealError, match="no placement"):
+        worlds._search(order, [2, 10, 10, 10, 8], np.random.default_rng(0))

@@ -220,24 +220,44 @@ _LOG_FACTORIAL = np.concatenate([[0.0], np.cumsum(_LOG[1:])]).tolist()
 
 
 def _search(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng: np.random.Generator) -> list[CardMask]:
-    """A placement by backtracking over the slots in random order, for views where restarts keep failing."""
+    """A placement for views where restarts keep failing: the cards in random order, each put where there is
+    room, or made room for by moving placed cards along a shortest chain of slots (augmenting paths, so it
+    finds a placement whenever one exists, in polynomial time; a backtracking search could take hours)."""
     left = list(room)
-    masks = [0] * len(room)
-
-    def go(i: int) -> bool:
-        if i == len(order):
-            return True
+    allowed = dict(order)
+    where: dict[int, int] = {}  # card -> slot
+    held: list[list[int]] = [[] for _ in room]  # slot -> its cards
+    for i in rng.permutation(len(order)).tolist():
         card, places = order[i]
+        parent: dict[int, tuple[int, int]] = {}  # slot reached -> (the card moved into it, the slot it left; -1 for the new card)
+        queue = []
         for s in rng.permutation(places).tolist():
+            if s not in parent:
+                parent[s] = (card, -1)
+                queue.append(s)
+        end = -1
+        for s in queue:  # breadth first: the queue grows as slots are reached
             if left[s]:
-                left[s] -= 1
-                masks[s] |= 1 << card
-                if go(i + 1):
-                    return True
-                left[s] += 1
-                masks[s] &= ~(1 << card)
-        return False
-
-    if not go(0):
-        raise InvalidDealError("the view is inconsistent: no placement of the unseen cards respects it")
+                end = s
+                break
+            for moved in held[s]:
+                for t in allowed[moved]:
+                    if t not in parent:
+                        parent[t] = (moved, s)
+                        queue.append(t)
+        if end < 0:
+            raise InvalidDealError("the view is inconsistent: no placement of the unseen cards respects it")
+        left[end] -= 1
+        s = end
+        while s >= 0:
+            moved, came_from = parent[s]
+            held[s].append(moved)
+            if came_from >= 0:
+                held[came_from].remove(moved)
+            where[moved] = s
+            s = came_from
+    masks = [0] * len(room)
+    for card, s in where.items():
+        masks[s] |= 1 << card
     return masks
+
