@@ -170,8 +170,8 @@ def place(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng
     card mask per slot and the log of the placement's importance weight for a uniform target.
 
     Each constrained card goes to one of its slots with probability proportional to the room left there
-    (a dead end starts again; after ``MAX_RESTARTS`` of them a randomised backtracking search finds a
-    placement, which exists whenever the view is consistent); the free cards then fill the room left in
+    (a dead end starts again; after ``MAX_RESTARTS`` of them ``_search`` finds a placement, which exists
+    whenever the view is consistent, with log weight 0, i.e. unweighted); the free cards then fill the room left in
     a uniformly random order, which is the same distribution as placing them one by one.  A placement
     drawn this way has probability ``q`` proportional to ``prod(room left where each constrained card
     went / room it could have gone) * prod(room left for the free cards)! / (free cards)!``; the weight
