@@ -229,7 +229,8 @@ def _search(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], r
     held: list[list[int]] = [[] for _ in room]  # slot -> its cards
     for i in rng.permutation(len(order)).tolist():
         card, places = order[i]
-        parent: dict[int, tuple[int, int]] = {}  # slot reached -> (the card moved into it, the slot it left; -1 for the new card)
+        # slot reached -> (the card moved into it, the slot that card left: -1 for the new card)
+        parent: dict[int, tuple[int, int]] = {}
         queue = []
         for s in rng.permutation(places).tolist():
             if s not in parent:
