@@ -141,7 +141,6 @@ def _card_paths(card: str) -> list[str]:
     return out
 
 
-
 @pytest.mark.parametrize("card", ["models/shipped/MODEL_CARD.md", "models/round1/MODEL_CARD.md"])
 def test_every_result_file_a_model_card_names_is_in_the_checkout(card: str) -> None:
     import glob

@@ -261,4 +261,3 @@ def _search(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], r
     for card, s in where.items():
         masks[s] |= 1 << card
     return masks
-
