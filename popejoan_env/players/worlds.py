@@ -225,7 +225,6 @@ def _search(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], r
     finds a placement whenever one exists, in polynomial time; a backtracking search could take hours)."""
     left = list(room)
     allowed = dict(order)
-    where: dict[int, int] = {}  # card -> slot
     held: list[list[int]] = [[] for _ in room]  # slot -> its cards
     for i in rng.permutation(len(order)).tolist():
         card, places = order[i]
@@ -255,9 +254,5 @@ def _search(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], r
             held[s].append(moved)
             if came_from >= 0:
                 held[came_from].remove(moved)
-            where[moved] = s
             s = came_from
-    masks = [0] * len(room)
-    for card, s in where.items():
-        masks[s] |= 1 << card
-    return masks
+    return [sum(1 << card for card in cards) for cards in held]
