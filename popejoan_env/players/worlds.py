@@ -228,13 +228,9 @@ def _search(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], r
     held: list[list[int]] = [[] for _ in room]  # slot -> its cards
     for i in rng.permutation(len(order)).tolist():
         card, places = order[i]
+        queue = rng.permutation(places).tolist()
         # slot reached -> (the card moved into it, the slot that card left: -1 for the new card)
-        parent: dict[int, tuple[int, int]] = {}
-        queue = []
-        for s in rng.permutation(places).tolist():
-            if s not in parent:
-                parent[s] = (card, -1)
-                queue.append(s)
+        parent: dict[int, tuple[int, int]] = {s: (card, -1) for s in queue}
         end = -1
         for s in queue:  # breadth first: the queue grows as slots are reached
             if left[s]:
