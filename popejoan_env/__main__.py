@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from popejoan_env.checks import parse_rules_options
+from popejoan_env.rules import parse_rules_options
 from popejoan_env.cluster import check_address, connected, import_ray
 from popejoan_env.errors import PopeJoanError, RecordError
 from popejoan_env.files import check_writable

@@ -1,4 +1,4 @@
-"""Input checks shared by every layer: integers that are not bools, comma lists, rules options (stdlib only).
+"""Input checks shared by every layer: integers that are not bools, comma lists, small JSON values (stdlib only).
 
 Each input is checked once, where it enters; these helpers say what "an
 integer" and "a comma list" mean everywhere, so every entry point refuses the
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Sequence
 from typing import Any
 
 from popejoan_env.errors import PopeJoanError, RulesError
@@ -100,17 +99,3 @@ def parse_json_value(text: str, what: str) -> Any:
     if _depth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         raise RulesError(f"{what}: the value is nested more than {MAX_JSON_DEPTH} levels deep")
     return value
-
-
-def parse_rules_options(preset: str, options: Sequence[str]) -> Any:
-    """The ``Rules`` of a preset with ``KEY=VALUE`` overrides (JSON values, else text): both command lines' parser."""
-    from popejoan_env.rules import Rules
-
-    rules = Rules.preset(preset)
-    changes: dict[str, Any] = {}
-    for option in options:
-        key, sep, text = option.partition("=")
-        if not sep or not key.strip():
-            raise RulesError(f"--rules-option expects KEY=VALUE, got {option!r}")
-        changes[key.strip()] = parse_json_value(text, f"--rules-option {key.strip()}")
-    return rules.replace(**changes) if changes else rules

@@ -9,10 +9,10 @@ True
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from popejoan_env.checks import as_int, brief
+from popejoan_env.checks import as_int, brief, parse_json_value
 from popejoan_env.errors import RulesError
 
 COMPARTMENTS: tuple[str, ...] = (
@@ -192,3 +192,15 @@ def resolve_rules(rules: Rules | str | Mapping[str, Any] | None) -> Rules:
     if isinstance(rules, Mapping):
         return Rules.from_dict(rules)
     raise RulesError(f"rules must be a Rules object, a preset name or a mapping, got {type(rules).__name__}")
+
+
+def parse_rules_options(preset: str, options: Sequence[str]) -> Rules:
+    """The ``Rules`` of a preset with ``KEY=VALUE`` overrides (JSON values, else text): both command lines' parser."""
+    rules = Rules.preset(preset)
+    changes: dict[str, Any] = {}
+    for option in options:
+        key, sep, text = option.partition("=")
+        if not sep or not key.strip():
+            raise RulesError(f"--rules-option expects KEY=VALUE, got {option!r}")
+        changes[key.strip()] = parse_json_value(text, f"--rules-option {key.strip()}")
+    return rules.replace(**changes) if changes else rules

@@ -11,7 +11,8 @@ The layers, lowest first (README "Architecture"):
 6. applications: ``tournament``, ``stats``, the web app ``web``, ``simulate``, ``__main__``
 
 Every ``import``/``from … import`` of ``popejoan_env`` in every module (function-level ones too) is
-checked, and nothing in the package imports ``training`` or ``benchmarks``.
+checked, nothing in the package imports ``training`` or ``benchmarks``, and no modules import each other
+in a circle (within a layer either: a circle means two modules are one idea, or one belongs below the other).
 """
 
 from __future__ import annotations
@@ -84,3 +85,59 @@ def test_imports_point_down_the_layers(module: str, path: pathlib.Path) -> None:
 def test_every_module_is_in_a_layer() -> None:
     for module, _ in modules():
         layer_of(module)
+
+
+def package_imports(module: str, path: pathlib.Path) -> set[str]:
+    """The package modules (named as ``modules()`` names them) that a module imports: ``from popejoan_env.x
+    import y`` counts ``x.y`` where ``y`` is a submodule, else ``x``; the module itself and the package
+    facade are left out."""
+    known = {m for m, _ in modules()}
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            subs = [f"{node.module}.{alias.name}" for alias in node.names]
+            # ``from popejoan_env.players import suits`` takes a submodule, not a name of the facade
+            names = subs if all(n[len("popejoan_env."):] in known for n in subs) else [node.module]
+        else:
+            continue
+        for name in names:
+            if name.startswith("popejoan_env.") and name[len("popejoan_env."):] in known:
+                out.add(name[len("popejoan_env."):])
+    out.discard(module)
+    return out
+
+
+def find_circle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A list of modules that import each other in a circle (the first repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start)):
+            return found
+    return None
+
+
+def test_find_circle_finds_one_and_only_one() -> None:
+    assert find_circle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    assert find_circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    graph = {module: package_imports(module, path) for module, path in modules()}
+    circle = find_circle(graph)
+    assert circle is None, "these modules import each other in a circle: " + " -> ".join(circle or [])

@@ -51,7 +51,7 @@ from hypothesis import strategies as st
 from popejoan_env.__main__ import main
 from popejoan_env.aec import env as aec_env
 from popejoan_env.aec import raw_env
-from popejoan_env.checks import parse_rules_options
+from popejoan_env.rules import parse_rules_options
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError, RecordError, RulesError
 from popejoan_env.gym_env import PopeJoanGymEnv

@@ -74,7 +74,7 @@ def test_bad_rules_lists_in_metadata_are_refused(tmp_path, rules, match) -> None
 def test_the_shipped_spec_takes_no_parameters_and_says_when_the_file_is_missing(monkeypatch, tmp_path) -> None:
     with pytest.raises(UnknownPlayerError, match="takes no parameters"):
         make_player("shipped:samples=3")
-    import popejoan_env.players as players
+    import popejoan_env.players.shipped as players
 
     monkeypatch.setattr(players, "SHIPPED_MODEL", str(tmp_path / "absent" / "model.zip"))
     with pytest.raises(UnknownPlayerError, match="shipped network is not installed: .*absent"):

@@ -28,7 +28,8 @@ import argparse
 import contextlib
 import sys
 
-from popejoan_env.checks import parse_rules_options, split_list
+from popejoan_env.checks import split_list
+from popejoan_env.rules import parse_rules_options
 from popejoan_env.cli import OneLineParser
 from popejoan_env.cluster import connected
 from popejoan_env.errors import PopeJoanError

@@ -31,6 +31,7 @@ import os
 from popejoan_env.players.base import Player, ScriptedPlayer, UnknownPlayerError
 from popejoan_env.players.pimc import PimcPlayer
 from popejoan_env.players.pool_hunter import PoolHunterPlayer
+from popejoan_env.players.shipped import SHIPPED, SHIPPED_MODEL, shipped_model
 from popejoan_env.players.simple import LowestPlayer, RandomPlayer
 from popejoan_env.players.stops_first import StopsFirstPlayer
 
@@ -49,13 +50,8 @@ SCRIPTED: dict[str, type[ScriptedPlayer]] = {
 }
 """The scripted players by name, weakest first."""
 
-SHIPPED = "shipped"
-"""The spec of the shipped network."""
 GUIDED = "pimc_net"
 """The spec of the search guided by a network (``guided.GuidedPimcPlayer``, imported when asked for)."""
-SHIPPED_MODEL = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                             "models", "shipped", "model.zip")
-"""Where ``make_player("shipped")`` reads it: ``models/shipped/model.zip`` beside the package."""
 
 
 def is_model_path(spec: str) -> bool:
@@ -82,14 +78,6 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
             raise UnknownPlayerError(f"player spec {spec!r}: parameter {item!r} is not key=value")
         params[key.strip()] = _number(value.strip())
     return name, params
-
-
-def shipped_model() -> str:
-    """The path of the shipped network's file, or an ``UnknownPlayerError`` saying it is not installed."""
-    if not os.path.isfile(SHIPPED_MODEL):
-        raise UnknownPlayerError(f"the shipped network is not installed: {SHIPPED_MODEL} is missing (it is in the "
-                                 "project's git checkout; install the package from it with pip install -e .)")
-    return SHIPPED_MODEL
 
 
 def _shipped(spec: str, params: dict[str, int | float | str], seed: int | None) -> Player:

@@ -24,6 +24,7 @@ from popejoan_env.checks import as_int
 from popejoan_env.observation import encode_view
 from popejoan_env.players.base import UnknownPlayerError
 from popejoan_env.players.pimc import PimcPlayer
+from popejoan_env.players.shipped import SHIPPED, shipped_model
 from popejoan_env.players.worlds import WorldSampler
 from popejoan_env.seat_view import SeatView
 
@@ -44,7 +45,6 @@ class GuidedPimcPlayer(PimcPlayer):
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, prior: float = DEFAULT_PRIOR,
                  rollout: str = "greedy", model: str = "shipped", sampler: str = "consistent") -> None:
-        from popejoan_env.players import SHIPPED, shipped_model
         from popejoan_env.players.learned import load_policy
 
         if as_int(samples) is None or samples < 1:

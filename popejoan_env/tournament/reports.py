@@ -1,6 +1,8 @@
 """The reports of a finished tournament: a terminal table, Markdown, a PNG chart, and the files they go to.
 
-Every function takes a ``TournamentResult``; ``save`` writes ``PREFIX.json``,
+Every function takes a finished tournament (``Figures``: what a ``TournamentResult`` offers the
+reports, so this module needs nothing of ``result`` and ``result`` can offer the reports as methods);
+``save`` writes ``PREFIX.json``,
 ``PREFIX.md`` and ``PREFIX.png`` atomically (``popejoan_env.files``), and
 ``check_output`` refuses a prefix that cannot be written before a run starts.
 """
@@ -8,27 +10,50 @@ Every function takes a ``TournamentResult``; ``save`` writes ``PREFIX.json``,
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
 from popejoan_env.files import check_writable, replacing, write_atomic
 from popejoan_env.rules import COMPARTMENTS
 
-if TYPE_CHECKING:
-    from popejoan_env.tournament.result import TournamentResult
+
+
+class Figures(Protocol):
+    """What the reports read of a finished tournament (``result.TournamentResult`` has it all)."""
+
+    deals: int
+    seats: int
+    rules: dict[str, Any]
+    seed: int
+    lineups: str
+    games: int
+    wall_seconds: float
+
+    @property
+    def deals_per_second(self) -> float:
+        """Duplicate deals played per second of wall time."""
+
+    def stats(self) -> list[dict[str, Any]]:
+        """One row per entrant, best mean counters per deal first."""
+
+    def head_to_head(self) -> dict[str, dict[str, dict[str, float]]]:
+        """Mean and 95% interval of each pair's difference."""
+
+    def to_json(self, per_deal: bool = True) -> str:
+        """The result as JSON."""
 
 _SHORT = ["pope", "matr", "intr", "ace", "king", "queen", "jack", "game"]
 """Column heads of the compartments in the terminal table (order of ``COMPARTMENTS``)."""
 
 
-def title(result: TournamentResult) -> str:
+def title(result: Figures) -> str:
     """One line naming the tournament: deals, seats, rules, seed and lineups."""
     return (f"Duplicate tournament: {result.deals} deals × rotations, {result.seats} seats, "
             f"rules {result.rules.get('preset', 'custom')}, seed {result.seed}, lineups {result.lineups}")
 
 
-def text_table(result: TournamentResult) -> str:
+def text_table(result: Figures) -> str:
     """The ranking, the counters by source, and the head-to-head matrix as plain terminal text."""
     rows = result.stats()
     width = max(6, *(len(r["player"]) for r in rows))
@@ -62,7 +87,7 @@ def text_table(result: TournamentResult) -> str:
     return "\n".join(lines)
 
 
-def markdown(result: TournamentResult) -> str:
+def markdown(result: Figures) -> str:
     """The same tables in Markdown (for the README and result files)."""
     rows = result.stats()
     out = [f"**{title(result)}**", ""]
@@ -99,7 +124,7 @@ def markdown(result: TournamentResult) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_chart(result: TournamentResult, path: str) -> None:
+def write_chart(result: Figures, path: str) -> None:
     """A PNG chart at ``path`` (written atomically): mean counters per deal with 95% intervals, and their sources."""
     import matplotlib
 
@@ -146,7 +171,7 @@ def check_output(prefix: str, chart: bool = True) -> None:
     check_writable(output_paths(prefix, chart))
 
 
-def save(result: TournamentResult, prefix: str, chart: bool = True) -> list[str]:
+def save(result: Figures, prefix: str, chart: bool = True) -> list[str]:
     """Write ``prefix.json``, ``prefix.md`` and (with ``chart``) ``prefix.png`` atomically; returns the paths."""
     paths = output_paths(prefix, chart)
     os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
