@@ -100,7 +100,7 @@ def peers() -> dict[str, Callable[[], Any]]:
 
 def ours(quick: bool) -> dict[str, Callable[[], Any]]:
     """Constructors of the Pope Joan rows."""
-    from popejoan_env.aec import env, raw_env
+    from popejoan_env.envs.pettingzoo_aec import env, raw_env
 
     rows: dict[str, Callable[[], Any]] = {
         "pope_joan_v2 raw_env (4p modern)": lambda: raw_env(players=4, rules="modern"),

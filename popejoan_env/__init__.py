@@ -1,7 +1,7 @@
 """popejoan: a rule-faithful Pope Joan engine, PettingZoo environment and training stack.
 
 The engine (``cards``, ``rules``, ``engine``, ``session``, ``record``) is pure
-Python; ``env``/``raw_env`` (PettingZoo, module ``aec``) and the Gymnasium wrappers are loaded
+Python; ``env``/``raw_env`` (PettingZoo, module ``envs.pettingzoo_aec``) and the Gymnasium wrappers are loaded
 only when first used, so the engine works without them.
 """
 
@@ -31,5 +31,5 @@ def __getattr__(name: str) -> Any:
     if name in ("env", "raw_env"):
         import importlib
 
-        return getattr(importlib.import_module("popejoan_env.aec"), name)
+        return getattr(importlib.import_module("popejoan_env.envs.pettingzoo_aec"), name)
     raise AttributeError(f"module 'popejoan_env' has no attribute {name!r}")

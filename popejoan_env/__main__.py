@@ -152,12 +152,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     batch_size = BATCH_SIZE if args.batch_size is None else args.batch_size
     if not 1 <= batch_size <= MAX_BATCH_SIZE:
         raise UsageError(f"--batch-size must be 1..{MAX_BATCH_SIZE:,}, got {batch_size}")
-    if not rules.allow_credit and rules.start_counters < sum(rules.dressing):
-        # Every session starts with fresh balances: no session could ever start a deal.
-        raise UsageError(
-            f"no deal can start: with allow_credit=false a dealer needs {sum(rules.dressing)} "
-            f"counters for the dressing and start_counters is {rules.start_counters}"
-        )
+    rules.check_startable()  # every session starts with fresh balances: else none could deal
     shard_deals = _shard_deals(args, length)
     if args.backend == "ray":
         check_address(args.address)
@@ -291,7 +286,7 @@ def _add_play_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_play(args: argparse.Namespace) -> int:
     """Play at a terminal against scripted players or a model; forced cards are played for everyone."""
-    from popejoan_env.aec import raw_env
+    from popejoan_env.envs.pettingzoo_aec import raw_env
     from popejoan_env.players import make_player
     from popejoan_env.players.human import HumanPlayer
 

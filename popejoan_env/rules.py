@@ -148,6 +148,18 @@ class Rules:
                 out[f.name] = dict(zip(COMPARTMENTS, value)) if f.name == "dressing" else value
         return out
 
+    def can_deal(self, balance: Any) -> Any:
+        """Whether a dealer holding ``balance`` counters may deal (elementwise on a numpy array): always with
+        credit, else only when it can pay the dressing (R1); a session ends at a dealer who cannot."""
+        return self.allow_credit | (balance >= sum(self.dressing))
+
+    def check_startable(self) -> None:
+        """Refuse rules under which no session can deal its first deal (a ``RulesError`` saying why)."""
+        if not self.can_deal(self.start_counters):
+            raise RulesError(
+                f"no deal can start: with allow_credit=false a dealer needs {sum(self.dressing)} counters for "
+                f"the dressing and start_counters is {self.start_counters}")
+
     def hand_sizes(self, players: int) -> tuple[list[int], int]:
         """Cards dealt to each seat position from eldest on, and the dead hand's size (R3)."""
         check_players(players)

@@ -67,7 +67,7 @@ class Session:
             return False
         if len(self.deals) >= self.length:
             return True
-        if not self.rules.allow_credit and self.balances[self.dealer] < sum(self.rules.dressing):
+        if not self.rules.can_deal(self.balances[self.dealer]):
             self.ended_broke = True
             return True
         return False

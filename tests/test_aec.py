@@ -13,9 +13,9 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import popejoan_env
-import popejoan_env.aec as aec_module
+import popejoan_env.envs.pettingzoo_aec as aec_module
 from popejoan_env import Deal, IllegalActionError, PopeJoanError
-from popejoan_env.aec import ENV_ID, ENV_NAME, ILLEGAL_REWARD, env, raw_env
+from popejoan_env.envs.pettingzoo_aec import ENV_ID, ENV_NAME, ILLEGAL_REWARD, env, raw_env
 from popejoan_env.cards import CARD_NAMES, PACK, POPE, cards_of, parse_card
 from popejoan_env.observation import OBS_SIZE, action_mask, encode, layout_table
 from popejoan_env.record import replay_record

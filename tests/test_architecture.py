@@ -6,9 +6,9 @@ The layers, lowest first (README "Architecture"):
 1. the game: ``engine``
 2. around a deal: ``session``, ``seat_view``, ``record``, ``render``, ``inference``
 3. numpy: ``observation``, the batch engine ``batch`` (compiled loops ``batch_kernels``) and its encoder ``batch_observation``
-4. players: ``players/*``
-5. adapters: ``aec`` (PettingZoo), ``opponents`` and ``gym_env`` (Gymnasium), ``vec_env`` and ``vector_env`` (the batch engine), ``rllib_env`` (Ray RLlib), ``wrappers`` (old alias)
-6. applications: ``tournament``, ``stats``, the web app ``web``, ``simulate``, ``__main__``
+4. players: ``players/*``, and ``table`` (the table loop: the other seats play until a seat without a player must choose)
+5. adapters: ``envs`` (PettingZoo, Gymnasium, SB3, RLlib; the old module names ``aec``, ``gym_env``, ``vec_env``, ``vector_env``, ``rllib_env`` are aliases for one version), ``opponents``, ``sb3_policies`` (the networks of SB3 models), ``wrappers`` (old alias)
+6. applications: ``tournament``, the web app ``web``, ``simulate``, ``__main__``
 
 Every ``import``/``from … import`` of ``popejoan_env`` in every module (function-level ones too) is
 checked, nothing in the package imports ``training`` or ``benchmarks``, and no modules import each other
@@ -29,10 +29,13 @@ LAYERS: list[set[str]] = [
     {"engine"},
     {"session", "seat_view", "record", "render", "inference"},
     {"observation", "batch", "batch_kernels", "batch_observation"},
-    {"players"},
-    {"aec", "opponents", "gym_env", "wrappers", "vec_env", "vector_env", "rllib_env", "sb3_policies"},
-    {"tournament", "stats", "web", "simulate", "__main__"},
+    {"players", "table"},
+    {"envs", "aec", "opponents", "gym_env", "wrappers", "vec_env", "vector_env", "rllib_env", "sb3_policies"},
+    {"tournament", "web", "simulate", "__main__"},
 ]
+
+ALIASES = {"aec", "gym_env", "vec_env", "vector_env", "rllib_env", "wrappers"}
+"""Old module names kept for one version: each warns and is the module it names (``envs.*``, ``gym_env``)."""
 
 
 def layer_of(module: str) -> int:
@@ -141,3 +144,19 @@ def test_no_modules_import_each_other_in_a_circle() -> None:
     graph = {module: package_imports(module, path) for module, path in modules()}
     circle = find_circle(graph)
     assert circle is None, "these modules import each other in a circle: " + " -> ".join(circle or [])
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("aec", "pettingzoo_aec"), ("gym_env", "gymnasium_env"), ("vec_env", "sb3_vec_env"),
+    ("vector_env", "gymnasium_vector_env"), ("rllib_env", "rllib_env"),
+])
+def test_the_adapters_old_module_names_are_aliases_that_warn(old: str, new: str) -> None:
+    import importlib
+    import sys
+
+    if new == "rllib_env":
+        pytest.importorskip("ray")
+    sys.modules.pop(f"popejoan_env.{old}", None)
+    with pytest.warns(DeprecationWarning, match=f"popejoan_env.envs.{new}"):
+        alias = importlib.import_module(f"popejoan_env.{old}")
+    assert alias is importlib.import_module(f"popejoan_env.envs.{new}")

@@ -535,7 +535,7 @@ def tiny_model(path: pathlib.Path, hidden: tuple[int, ...] = (8,)) -> pathlib.Pa
 
 def a_view() -> Any:
     """The SeatView of the seat to act with a real choice, at the start of a seeded 4-player deal."""
-    from popejoan_env.aec import raw_env
+    from popejoan_env.envs.pettingzoo_aec import raw_env
 
     env = raw_env(players=4, auto_forced=True)
     env.reset(seed=3)
@@ -825,7 +825,7 @@ def _snapshot_env(e) -> bytes:
 
 
 def test_raw_env_step_true_is_refused_not_card_1() -> None:
-    from popejoan_env.aec import raw_env
+    from popejoan_env.envs.pettingzoo_aec import raw_env
 
     e = raw_env(players=4)
     e.reset(seed=1)
@@ -837,7 +837,7 @@ def test_raw_env_step_true_is_refused_not_card_1() -> None:
 
 
 def test_gym_step_refuses_bools_floats_and_strings_with_a_clear_error() -> None:
-    from popejoan_env.gym_env import PopeJoanGymEnv
+    from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv
 
     g = PopeJoanGymEnv(players=4, opponents="random")
     g.reset(seed=2)
@@ -850,7 +850,7 @@ def test_gym_step_refuses_bools_floats_and_strings_with_a_clear_error() -> None:
 
 
 def test_step_before_reset_and_after_the_end_are_clear_errors() -> None:
-    from popejoan_env.aec import env, raw_env
+    from popejoan_env.envs.pettingzoo_aec import env, raw_env
 
     for e in (raw_env(players=3), env(players=3)):
         with pytest.raises(PopeJoanError, match="reset"):
@@ -864,7 +864,7 @@ def test_step_before_reset_and_after_the_end_are_clear_errors() -> None:
 
 
 def test_refused_credit_reset_leaves_the_generator_where_it_was() -> None:
-    from popejoan_env.aec import raw_env
+    from popejoan_env.envs.pettingzoo_aec import raw_env
 
     rules = {"preset": "modern", "allow_credit": False}
     e, twin = raw_env(players=4, rules=rules), raw_env(players=4, rules=rules)
@@ -880,7 +880,7 @@ def test_refused_credit_reset_leaves_the_generator_where_it_was() -> None:
 
 
 def test_refused_pope_turnup_reset_keeps_the_session() -> None:
-    from popejoan_env.aec import raw_env
+    from popejoan_env.envs.pettingzoo_aec import raw_env
     from popejoan_env.cards import CARD_NAMES, PACK
 
     rules = {"preset": "victorian", "allow_credit": False}
@@ -896,7 +896,7 @@ def test_refused_pope_turnup_reset_keeps_the_session() -> None:
 
 
 def test_reset_refuses_counters_the_observation_cannot_hold() -> None:
-    from popejoan_env.aec import raw_env
+    from popejoan_env.envs.pettingzoo_aec import raw_env
 
     e = raw_env(players=4)
     e.reset(seed=7)

@@ -49,12 +49,12 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from popejoan_env.__main__ import main
-from popejoan_env.aec import env as aec_env
-from popejoan_env.aec import raw_env
+from popejoan_env.envs.pettingzoo_aec import env as aec_env
+from popejoan_env.envs.pettingzoo_aec import raw_env
 from popejoan_env.rules import parse_rules_options
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError, RecordError, RulesError
-from popejoan_env.gym_env import PopeJoanGymEnv
+from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv
 from popejoan_env.players.learned import LearnedPlayer, ModelFileError, load_player
 from popejoan_env.record import read_records, verify_record
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, Rules
@@ -902,7 +902,7 @@ gym_configs = st.fixed_dictionaries({
     "rules": st.sampled_from(["modern", "victorian", {"preset": "modern", "lead": "any"}]),
     "opponents": st.sampled_from(["random", "lowest", "stops_first:1,random:1"]),
     "deals": st.integers(1, 2),
-    "auto_single": st.booleans(),
+    "lone_leads": st.booleans(),
     "balance_range": st.sampled_from([None, (-24, 72)]),
 })
 

@@ -1,4 +1,4 @@
-"""The single-agent Gymnasium view (popejoan_env.gym_env): API, masks, rewards, table sizes, opponents, seeding."""
+"""The single-agent Gymnasium view (popejoan_env.envs.gymnasium_env): API, masks, rewards, table sizes, opponents, seeding."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.observation import OBS_SIZE, decode
-from popejoan_env.gym_env import PopeJoanGymEnv, make_vec_env
+from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv, make_vec_env
 from popejoan_env.opponents import OpponentMixError, parse_mix
 
 
@@ -69,7 +69,7 @@ def test_masks_are_the_learners_real_choices(players: int) -> None:
             assert mask.dtype == bool and mask.shape == (52,)
             assert deal.to_act == learner and deal.forced < 0, "the learner is only asked to lead"
             assert sorted(np.flatnonzero(mask).tolist()) == sorted(deal.legal_actions())
-            assert mask.sum() >= 2, "a lone legal lead is played automatically (auto_single)"
+            assert mask.sum() >= 2, "a lone legal lead is played automatically (lone_leads)"
             assert not mask[20], "the 8D is never legal"
             _, _, terminated, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
             if terminated:
@@ -77,8 +77,8 @@ def test_masks_are_the_learners_real_choices(players: int) -> None:
                 break
 
 
-def test_auto_single_off_asks_for_lone_leads_too() -> None:
-    env = PopeJoanGymEnv(players=3, opponents="random", auto_single=False)
+def test_lone_leads_off_asks_for_lone_leads_too() -> None:
+    env = PopeJoanGymEnv(players=3, opponents="random", lone_leads=False)
     rng = np.random.default_rng(1)
     sizes = collections.Counter()
     for episode in range(60):
@@ -254,6 +254,13 @@ def test_the_old_wrappers_module_is_a_deprecated_alias() -> None:
     import sys
 
     sys.modules.pop("popejoan_env.wrappers", None)
-    with pytest.warns(DeprecationWarning, match="popejoan_env.gym_env"):
+    with pytest.warns(DeprecationWarning, match="popejoan_env.envs.gymnasium_env"):
         old = importlib.import_module("popejoan_env.wrappers")
     assert old.PopeJoanGymEnv is PopeJoanGymEnv and old.parse_mix is parse_mix
+
+
+def test_auto_single_is_the_old_name_of_lone_leads_and_warns() -> None:
+    with pytest.warns(DeprecationWarning, match="auto_single= is deprecated: it is called lone_leads="):
+        env = PopeJoanGymEnv(players=3, opponents="random", auto_single=False)
+    assert env.lone_leads is False
+    assert PopeJoanGymEnv(players=3, opponents="random").lone_leads is True

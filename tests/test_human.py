@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from popejoan_env.aec import raw_env
+from popejoan_env.envs.pettingzoo_aec import raw_env
 from popejoan_env.cards import CARD_NAMES, PACK
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.players import Player

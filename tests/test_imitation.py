@@ -64,7 +64,7 @@ def test_imitation_learns_the_experts_choices(games: imitation.Games) -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from popejoan_env.vec_env import make_batch_vec_env
+    from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
 
     torch.manual_seed(0)
     model = MaskablePPO("MlpPolicy", make_batch_vec_env(2, 0, players="3,5", opponents="random"), device="cpu",

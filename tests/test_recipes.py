@@ -17,8 +17,8 @@ from pettingzoo.utils.conversions import aec_to_parallel, turn_based_aec_to_para
 from test_readme import block_after
 
 from popejoan_env import env
-from popejoan_env.aec import raw_env
-from popejoan_env.gym_env import PopeJoanGymEnv
+from popejoan_env.envs.pettingzoo_aec import raw_env
+from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv
 
 
 def maskable_ppo() -> Any:

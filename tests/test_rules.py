@@ -14,6 +14,7 @@ from conftest import make_deal, names, play_all
 from popejoan_env import Deal, IllegalActionError, MODERN, Rules, Session, VICTORIAN
 from popejoan_env.cards import CARD_NAMES, HEARTS, PACK, SPADES, DIAMONDS, mask_of, parse_card
 from popejoan_env.engine import DEAD, PLAYED
+from popejoan_env.errors import RulesError
 from popejoan_env.rules import (
     ACE_C, DEFAULT_DRESSING, GAME_C, INTRIGUE_C, JACK_C, KING_C, MATRIMONY_C, POPE_C, QUEEN_C,
 )
@@ -325,3 +326,15 @@ def test_r10_played_card_owner_is_played() -> None:
     deal = make_deal(["5S", "9D TD 2S", "4S"], "2H")
     deal.play("9D")
     assert deal.owner[parse_card("9D")] == PLAYED
+
+
+def test_can_deal_is_the_one_rule_of_a_broke_dealer() -> None:
+    strict = Rules(allow_credit=False)
+    need = sum(strict.dressing)
+    assert not strict.can_deal(need - 1) and strict.can_deal(need)
+    assert Rules().can_deal(-1000)
+    assert strict.can_deal(np.array([need - 1, need, need + 5])).tolist() == [False, True, True]
+    assert Rules().can_deal(np.array([-5, 0])).tolist() == [True, True]
+    with pytest.raises(RulesError, match="no deal can start: with allow_credit=false a dealer needs 15"):
+        Rules(allow_credit=False, start_counters=10).check_startable()
+    Rules(allow_credit=False, start_counters=need).check_startable()

@@ -19,7 +19,7 @@ from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player, suits
 from popejoan_env.players.learned import META_NAME, ModelFileError, load_player
 from popejoan_env.tournament import run_duplicate
-from popejoan_env.vec_env import _logits, make_batch_vec_env
+from popejoan_env.envs.sb3_vec_env import _logits, make_batch_vec_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

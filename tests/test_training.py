@@ -65,7 +65,7 @@ def test_tiny_run_writes_model_run_json_checkpoints_and_logs(tiny_run: str) -> N
 
 @pytest.mark.parametrize("players", [3, 5, 8])
 def test_saved_model_plays_legal_moves_at_any_seat_of_the_aec_env(tiny_run: str, players: int) -> None:
-    from popejoan_env.aec import raw_env
+    from popejoan_env.envs.pettingzoo_aec import raw_env
 
     model = load_player(os.path.join(tiny_run, "model.zip"), seed=0, rules="modern")
     other = make_player("random", seed=1)
@@ -85,7 +85,7 @@ def test_saved_model_plays_legal_moves_at_any_seat_of_the_aec_env(tiny_run: str,
 
 
 def test_model_sits_in_every_seat_through_make_player(tiny_run: str) -> None:
-    from popejoan_env.aec import raw_env
+    from popejoan_env.envs.pettingzoo_aec import raw_env
 
     path = os.path.join(tiny_run, "model.zip")
     player = make_player(path, seed=0)
@@ -100,7 +100,7 @@ def test_model_sits_in_every_seat_through_make_player(tiny_run: str) -> None:
 def test_checkpoint_of_another_run_loads_and_agrees_with_sb3(tiny_run: str) -> None:
     from sb3_contrib import MaskablePPO
 
-    from popejoan_env.gym_env import PopeJoanGymEnv
+    from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv
 
     ckpt = sorted(glob.glob(os.path.join(tiny_run, "checkpoints", "step_*.zip")))[-1]
     player = load_player(ckpt)
@@ -178,7 +178,7 @@ def test_bad_model_files_give_clear_errors(tiny_run: str, tmp_path) -> None:
     with pytest.raises(ModelMismatchError, match="rules"):
         load_player(good, rules={"preset": "modern", "ace_high": True})
     # a caller that does not state the rules: the observation's rule flags give the game away
-    from popejoan_env.aec import raw_env
+    from popejoan_env.envs.pettingzoo_aec import raw_env
 
     env = raw_env(players=4, rules="victorian")
     env.reset(seed=0)

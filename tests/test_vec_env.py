@@ -1,4 +1,4 @@
-"""The batch VecEnv (``popejoan_env.vec_env``): masks, observations, rewards and episodes as the Gymnasium view
+"""The batch VecEnv (``popejoan_env.envs.sb3_vec_env``): masks, observations, rewards and episodes as the Gymnasium view
 defines them, the vectorised opponents equal to the scalar players, snapshots answered in one forward per round,
 MaskablePPO on it, seeding, and bad input."""
 
@@ -19,9 +19,9 @@ from popejoan_env.players.learned import LearnedPlayer, model_metadata, policy_f
 from popejoan_env.players.pool_hunter import lead_values
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import seat_view
-import popejoan_env.vec_env as vec_env
+import popejoan_env.envs.sb3_vec_env as vec_env
 from popejoan_env.players.vectorised import compiled_available
-from popejoan_env.vec_env import (
+from popejoan_env.envs.sb3_vec_env import (
     BatchVecEnv, compiled_leads, lowest_leads, make_batch_vec_env, policy_leads, pool_hunter_leads,
     pool_hunter_values, random_leads, stops_first_leads,
 )
@@ -272,7 +272,7 @@ def test_terminal_observation_is_the_finished_deal_seen_by_the_learner() -> None
 
 def test_episode_that_gives_the_learner_no_decision_is_dealt_again() -> None:
     # victorian: a turned-up Pope ends the deal at once (R5); those deals belong to no episode
-    vec = make_batch_vec_env(32, 7, players=3, rules="victorian", opponents="random", auto_single=True)
+    vec = make_batch_vec_env(32, 7, players=3, rules="victorian", opponents="random", lone_leads=True)
     vec.reset()
     for masks, *_ in rollout(vec, 40):
         assert (masks.sum(axis=1) >= 2).all()  # every step is a real decision
@@ -488,3 +488,9 @@ def test_oracle_critic_reads_the_hands_and_the_saved_policy_does_not(tmp_path) -
     assert np.allclose(player.policy.logits(obs[:, :OBS_SIZE].numpy()), logits.numpy(), atol=1e-5)
     with pytest.raises(PopeJoanError, match="--oracle-critic needs --vec-env batch"):
         train_ppo.check_args(train_ppo.Args(oracle_critic=True, vec_env="dummy", imitate_deals=0))
+
+
+def test_auto_single_is_the_old_name_of_lone_leads_and_warns() -> None:
+    with pytest.warns(DeprecationWarning, match="auto_single= is deprecated: it is called lone_leads="):
+        vec = make_batch_vec_env(4, 1, players=3, opponents="random", auto_single=False)
+    assert vec.lone_leads is False

@@ -1,4 +1,4 @@
-"""The Gymnasium vector env for self-play (``vector_env.PopeJoanVectorEnv``): spaces, observations and masks
+"""The Gymnasium vector env for self-play (``envs.gymnasium_vector_env.PopeJoanVectorEnv``): spaces, observations and masks
 against the scalar engine, per-seat credit summing to each seat's delta, same-step autoreset, seeding, bad input,
 and a tiny ``training/cleanrl_ppo.py`` run."""
 
@@ -19,7 +19,7 @@ from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.observation import OBS_SIZE, encode
 from popejoan_env.players import make_player
 from popejoan_env.players.learned import read_metadata
-from popejoan_env.vector_env import MAX_ENVS, PopeJoanVectorEnv
+from popejoan_env.envs.gymnasium_vector_env import MAX_ENVS, PopeJoanVectorEnv
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

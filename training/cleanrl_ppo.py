@@ -7,7 +7,7 @@
 One file, top to bottom: the arguments, the network, the rollout, the per-seat advantages, the update, saving
 and the evaluation.  **Credit.** Every seat of every deal is the same network.  A decision's reward is what its
 seat wins from that decision until its own next decision or the deal's end: the env's ``infos["seat_rewards"]``
-go to each seat's latest decision (``popejoan_env.vector_env``, "Rewards").  GAE runs along each seat's own chain
+go to each seat's latest decision (``popejoan_env.envs.gymnasium_vector_env``, "Rewards").  GAE runs along each seat's own chain
 of decisions in a deal (a deal is the episode; ``gamma`` 1).  A decision whose seat has not acted again, nor its
 deal ended, by the end of a rollout has an incomplete reward: it is left out of that update, and its value
 bootstraps the decision before it.  **Saving.** The model is a ``popejoan-model/1`` file (``popejoan.json`` and
@@ -38,7 +38,7 @@ from popejoan_env.players import make_player
 from popejoan_env.players.learned import LearnedPlayer, load_policy, model_metadata, save_state_dict
 from popejoan_env.rules import Rules
 from popejoan_env.tournament import run_duplicate
-from popejoan_env.vector_env import PopeJoanVectorEnv
+from popejoan_env.envs.gymnasium_vector_env import PopeJoanVectorEnv
 
 
 def arg(default: Any, text: str) -> Any:

@@ -12,10 +12,10 @@ actor (``--actor``) trained to choose its cards and the critic to value the posi
 steps after it (``--total-timesteps 0``): PPO fine-tuning from the imitation lost strength against
 ``pimc`` in every setting tried.  With ``--total-timesteps N`` PPO trains on from there.
 
-The learner plays one random seat of each deal, as ``popejoan_env.gym_env.PopeJoanGymEnv``
+The learner plays one random seat of each deal, as ``popejoan_env.envs.gymnasium_env.PopeJoanGymEnv``
 defines it; the other seats are scripted players and frozen snapshots of the learner
 (self-play), drawn from the ``--opponents`` mix (``popejoan_env.opponents``).  The envs
-are stepped by ``popejoan_env.vec_env.BatchVecEnv`` (``--vec-env batch``: every deal in
+are stepped by ``popejoan_env.envs.sb3_vec_env.BatchVecEnv`` (``--vec-env batch``: every deal in
 the batch engine, the opponents vectorised) or by copies of the Gymnasium view
 (``dummy``, ``subproc``).
 During training: a progress bar, TensorBoard logs (``charts/...``,
@@ -57,7 +57,7 @@ from popejoan_env import __version__
 from popejoan_env.checks import split_list
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import replacing, write_atomic
-from popejoan_env.gym_env import make_vec_env
+from popejoan_env.envs.gymnasium_env import make_vec_env
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
 from popejoan_env.players import make_player, suits
@@ -65,7 +65,7 @@ from popejoan_env.players.learned import LearnedPlayer, model_metadata, policy_f
 from popejoan_env.rules import Rules, check_players
 from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
 from popejoan_env.tournament import TournamentResult, run_duplicate
-from popejoan_env.vec_env import make_batch_vec_env
+from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
 
 import imitation  # training/imitation.py, beside this script
 

@@ -6,7 +6,7 @@
     python training/train_rllib.py --help                           # every knob, with its help text
 
 The env is the PettingZoo AEC env through RLlib's ``PettingZooEnv``, one per
-table size, behind ``popejoan_env.rllib_env.MixedTablesEnv`` (a table size
+table size, behind ``popejoan_env.envs.rllib_env.MixedTablesEnv`` (a table size
 drawn per episode).  Every seat is an agent; they all map to the module
 ``main`` (self-play, parameter sharing), except that with ``--snapshots K``
 each seat but one of an episode plays, with probability
@@ -183,7 +183,7 @@ def build_config(args: Args) -> Any:
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from popejoan_env.rllib_env import MaskedPolicyModule, MixedTablesEnv, SeatModules, TorchThreads, module_ids
+    from popejoan_env.envs.rllib_env import MaskedPolicyModule, MixedTablesEnv, SeatModules, TorchThreads, module_ids
 
     model_config = {"net_arch": net_arch(args), "activation": args.activation}
     modules = module_ids(args.snapshots)
@@ -272,7 +272,7 @@ def train(args: Args, argv: list[str] | None, ray_start: float) -> dict[str, Any
     import torch
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-    from popejoan_env.rllib_env import export_policy, module_ids
+    from popejoan_env.envs.rllib_env import export_policy, module_ids
 
     run_dir = os.path.abspath(os.path.join(args.output_dir, args.run_name))
     os.makedirs(run_dir, exist_ok=True)

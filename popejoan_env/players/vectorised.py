@@ -2,7 +2,7 @@
 
 Each function takes a ``BatchDeals``, the deals to answer and their legal cards, and gives the card the scalar
 player would lead in each (the very same choices, tested against ``players.make_player``); ``compiled_leads``
-runs ``stops_first`` and ``pool_hunter`` as a compiled loop when numba is installed.  ``vec_env.BatchVecEnv``
+runs ``stops_first`` and ``pool_hunter`` as a compiled loop when numba is installed.  ``envs.sb3_vec_env.BatchVecEnv``
 plays its opponents with them.
 """
 

@@ -41,6 +41,7 @@ from popejoan_env.players import SCRIPTED, SHIPPED, Player, make_player
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, PRESETS, Rules
 from popejoan_env.seat_view import SeatView, history_of, seat_view
 from popejoan_env.session import Session
+from popejoan_env.table import play_until
 
 HUMAN = 0
 """The human's seat."""
@@ -252,15 +253,10 @@ class Game:
 
     def play_on(self, deal: Deal, auto: list[bool]) -> None:
         """Play forced cards, lone leads and the opponents' choices on ``deal`` until seat 0 chooses or it ends."""
-        while True:
-            before = len(deal.plays)
-            legal = deal.advance(lone_leads=True)
-            auto.extend([True] * (len(deal.plays) - before))
-            if not legal or deal.to_act == HUMAN:
-                return
-            seat = deal.to_act
-            deal.play(self.opponents[seat - 1].act(seat_view(deal, seat)))
-            auto.append(False)
+        start, chosen = len(deal.plays), []
+        play_until(deal, [None, *self.opponents], lone_leads=True, chosen=chosen)  # seat 0 (HUMAN) holds None
+        chose = set(chosen)
+        auto.extend(i not in chose for i in range(start, len(deal.plays)))
 
     def commit(self, deal: Deal, auto: list[bool]) -> None:
         """Make ``deal`` (a played-on copy of the current deal) the current deal."""

@@ -1,0 +1,299 @@
+"""Single-agent Gymnasium view of Pope Joan, for Stable-Baselines3 / sb3-contrib (MaskablePPO).
+
+One **learner seat** per episode, chosen at random; every other seat is played
+inside ``step()`` by an opponent drawn from a configurable pool: scripted
+players (``make_player`` names such as ``stops_first``) and frozen snapshots of
+the learner itself (``self``, saved model files given with ``snapshots=`` or
+``add_snapshot(path)`` — callable through ``VecEnv.env_method`` from a
+training callback).
+
+=====================  =====================================================
+observation            ``observation.encode(deal, learner)`` (float32, padded
+                       to 8 seats, so several table sizes share one network)
+action                 ``Discrete(52)``: the card id to play
+``action_masks()``     bool[52], the learner's legal cards (sb3-contrib reads it,
+                       also through ``SubprocVecEnv``)
+reward                 counters: the change of the learner's balance since its
+                       previous decision (times ``reward_scale``), so an
+                       episode's rewards sum to its ``delta`` — dressing,
+                       turn-up, compartments and the going-out settlement
+                       included
+episode                one deal (``deals=K``: a session of K deals, board and
+                       balances carried, dealer passing left); the board starts
+                       empty, balances at ``rules.start_counters`` as in a
+                       session (``balance_range=(lo, hi)``: each seat's drawn
+                       uniformly from it, so a network meets many balances)
+=====================  =====================================================
+
+The learner is only asked about **real decisions**:
+
+* forced continuations (R8) are played automatically, for every seat;
+* with ``lone_leads=True`` (default) a lead with exactly one legal card is
+  played automatically too — it is not a choice, and skipping it saves PPO
+  steps that carry no policy gradient;
+* a deal in which the learner never has a real decision (another seat goes
+  out first, or the ``victorian`` turned-up Pope ends it) teaches nothing:
+  with ``deals=1``, ``reset()`` skips it and deals again (its counters belong
+  to no episode); inside a session its counters go into the reward of the
+  learner's next decision (or its last one), so the rewards of an episode
+  still sum to the session's delta.
+
+``info`` of the last step holds ``counters`` (the raw delta of the episode),
+``players``, ``learner``, ``winner`` and ``opponents`` (names by seat).
+
+>>> env = PopeJoanGymEnv(players=4, opponents="random")
+>>> obs, info = env.reset(seed=3)
+>>> done, total = False, 0.0
+>>> while not done:
+...     legal = env.action_masks().nonzero()[0]
+...     obs, r, done, truncated, info = env.step(int(legal[0]))
+...     total += r
+>>> total == info["counters"]
+True
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from popejoan_env.cards import NUM_CARD_IDS
+from popejoan_env.checks import as_int, as_seed, brief, renamed, split_list
+from popejoan_env.engine import Deal
+from popejoan_env.errors import IllegalActionError, PopeJoanError
+from popejoan_env.observation import OBS_SIZE, Encoder
+from popejoan_env.opponents import SELF, OpponentMixError, OpponentPool, parse_mix
+from popejoan_env.render import describe
+from popejoan_env.rules import Rules, check_players, resolve_rules
+from popejoan_env.seat_view import seat_view
+from popejoan_env.session import Session
+from popejoan_env.table import play_until
+
+__all__ = ["SELF", "OpponentMixError", "PopeJoanGymEnv", "make_vec_env", "parse_mix", "table_sizes"]
+
+
+def episode_options(deals: object, balance_range: object) -> tuple[int, tuple[int, int] | None]:
+    """Deals per episode and the range starting balances are drawn from, checked (a PopeJoanError names a bad one)."""
+    if as_int(deals) is None or deals < 1:  # type: ignore[operator]
+        raise PopeJoanError(f"deals per episode must be a positive integer, got {brief(deals)}")
+    if balance_range is None:
+        return int(deals), None  # type: ignore[call-overload]
+    try:
+        lo, hi = (int(x) for x in balance_range)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        lo, hi = 1, 0
+    if lo > hi:
+        raise PopeJoanError(f"balance_range must be two integers (low, high), low <= high; got {brief(balance_range)}")
+    return int(deals), (lo, hi)  # type: ignore[call-overload]
+
+
+def table_sizes(players: int | Sequence[int] | str) -> tuple[int, ...]:
+    """Table sizes from ``4``, ``[3, 4, 5]`` or ``"3,4,5"``."""
+    if isinstance(players, str):
+        try:
+            sizes = tuple(int(p) for p in split_list(players))
+        except ValueError:
+            raise PopeJoanError(f"players must be a number or a list like '3,4,5', got {brief(players)}") from None
+    elif as_int(players) is not None:
+        sizes = (as_int(players),)  # type: ignore[assignment]
+    else:
+        sizes = tuple(players)  # type: ignore[arg-type]
+    if not sizes:
+        raise PopeJoanError("players must name at least one table size (3..8)")
+    for n in sizes:
+        check_players(n)
+    return sizes  # type: ignore[return-value]
+
+
+class PopeJoanGymEnv(gym.Env):
+    """One learner seat against a pool of opponents; only the learner's real decisions are steps."""
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        players: int | Sequence[int] | str = 4,
+        rules: Rules | str | Mapping[str, Any] | None = "modern",
+        opponents: str | Mapping[str, float] | Sequence[str] = "stops_first",
+        snapshots: Sequence[str | os.PathLike[str]] = (),
+        max_snapshots: int = 5,
+        snapshot_deterministic: bool = False,
+        deals: int = 1,
+        lone_leads: bool = True,
+        reward_scale: float = 1.0,
+        balance_range: tuple[int, int] | None = None,
+        render_mode: str | None = None,
+        auto_single: bool | None = None,
+    ) -> None:
+        self.rules = resolve_rules(rules)
+        self.table_sizes = table_sizes(players)
+        self.deals, self.balance_range = episode_options(deals, balance_range)
+        self.lone_leads = bool(renamed("auto_single", auto_single, "lone_leads", lone_leads))
+        self.reward_scale = float(reward_scale)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise PopeJoanError(f"render_mode must be None or 'ansi', got {brief(render_mode)}")
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(-np.inf, np.inf, shape=(OBS_SIZE,), dtype=np.float32)
+        self.action_space = spaces.Discrete(NUM_CARD_IDS)
+        self.pool = OpponentPool(opponents, self.rules, snapshots, max_snapshots, snapshot_deterministic)
+        self.mix = self.pool.mix
+        self._rng = np.random.default_rng()
+        self.pool.use_rng(self._rng)
+        self._session: Session | None = None
+        self._encoder: Encoder | None = None
+        self._seats: list[Any] = []
+        self._learner = 0
+        self._players = self.table_sizes[0]
+        self._mask = np.zeros(NUM_CARD_IDS, dtype=bool)
+        self._balance_mark = 0
+        self._start_balance = 0
+        self._opponent_names: list[str] = []
+
+    # ------------------------------------------------------------- self-play
+    def add_snapshot(self, path: str | os.PathLike[str]) -> None:
+        """Add a frozen learner snapshot (a saved model file) to the ``self`` pool; the oldest beyond ``max_snapshots`` leave."""
+        self.pool.add_snapshot(path)
+
+    @property
+    def snapshot_paths(self) -> list[str]:
+        """Files of the snapshots now in the ``self`` pool, oldest first."""
+        return list(self.pool.snapshot_paths)
+
+    @property
+    def _deal(self) -> Deal | None:
+        return self._session.current if self._session is not None else None
+
+    # ------------------------------------------------------------- gym API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        """Deal a new episode: table size, dealer, learner seat and opponents drawn at random."""
+        super().reset(seed=as_seed(seed))
+        if seed is not None:
+            # Players' own generators follow the env seed, so a seeded episode replays exactly.
+            self._rng = np.random.default_rng(self.np_random.integers(2**63))
+            self.pool.use_rng(self._rng)
+            self.pool.seed_players()
+        while True:
+            self._new_episode()
+            if self._advance():
+                break
+        return self._observe(), {}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Play the learner's card, then everybody else's until its next real decision or the episode's end."""
+        deal = self._deal
+        if deal is None:
+            raise PopeJoanError("step() before reset(): call reset() to deal an episode")
+        if not self._mask.any():
+            raise PopeJoanError(f"the episode is over (learner seat {self._learner}); call reset()")
+        card = as_int(action)
+        if card is None:
+            raise IllegalActionError(
+                f"learner (seat {self._learner}) cannot play {brief(action)}: an action is a card id 0..51 (an int); "
+                f"legal: {np.flatnonzero(self._mask).tolist()}"
+            )
+        deal.play(card)  # an illegal card raises IllegalActionError naming the seat and the legal cards
+        more = self._advance()
+        balance = self._balance()
+        reward = (balance - self._balance_mark) * self.reward_scale
+        self._balance_mark = balance
+        if more:
+            return self._observe(), reward, False, False, {}
+        info = {
+            "counters": balance - self._start_balance,
+            "players": self._players,
+            "learner": self._learner,
+            "winner": self._deal.winner if self._deal is not None else None,
+            "opponents": list(self._opponent_names),
+        }
+        self._mask[:] = False
+        return self._last_obs, reward, True, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """Legal cards of the learner now, as bool[52] (what MaskablePPO reads)."""
+        return self._mask.copy()
+
+    def render(self) -> str | None:
+        """Text picture of the learner's view (``render_mode="ansi"``)."""
+        if self.render_mode != "ansi" or self._deal is None:
+            return None
+        return describe(seat_view(self._deal, self._learner))
+
+    # ------------------------------------------------------------- internals
+    def _new_episode(self) -> None:
+        rng = self.np_random
+        n = self.table_sizes[int(rng.integers(len(self.table_sizes)))] if len(self.table_sizes) > 1 else self.table_sizes[0]
+        self._players = n
+        self._learner = int(rng.integers(n))
+        dealer = int(rng.integers(n))
+        self._seats, self._opponent_names = self.pool.draw(n, self._learner, rng)
+        # Balances start as in a session (the AEC env's): start_counters each; or, with
+        # balance_range, anywhere in it (the duplicate tournament starts every deal at 0, a long
+        # session wanders far from 48), so a network learns that balances do not change play.
+        if self.balance_range is None:
+            balances = [self.rules.start_counters] * n
+        else:
+            lo, hi = self.balance_range
+            balances = rng.integers(lo, hi + 1, size=n).tolist()
+        self._session = Session(self.rules, n, rng, self.deals, dealer, None, balances)
+        self._start_balance = self._balance_mark = balances[self._learner]
+        self._last_obs = np.zeros(OBS_SIZE, dtype=np.float32)
+        self._next_deal()
+
+    def _next_deal(self) -> None:
+        """Deal the next deal of the session (the dealer passes left, board and balances carried)."""
+        self._encoder = Encoder(self._session.next_deal())  # incremental observations: ~4 µs each
+
+    def _balance(self) -> int:
+        return self._deal.balances[self._learner]
+
+    def _advance(self) -> bool:
+        """Play forced cards and opponents until the learner has a real decision (True) or the episode ends (False)."""
+        session = self._session
+        while True:
+            legal = play_until(session.current, self._seats, self.lone_leads)  # the learner's seat holds None
+            if legal:
+                mask = self._mask
+                mask[:] = False
+                mask[legal] = True
+                return True
+            self._last_obs = self._observe()
+            if session.over:
+                return False
+            self._next_deal()
+
+    def _observe(self) -> np.ndarray:
+        encoder = self._encoder
+        encoder.sync()
+        return encoder.observe(self._learner)
+
+
+def make_vec_env(
+    n_envs: int,
+    seed: int,
+    vec_env: str = "dummy",
+    **env_kwargs: Any,
+) -> Any:
+    """``n_envs`` copies of ``PopeJoanGymEnv`` in one process (``dummy``) or in worker processes (``subproc``)."""
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    def factory(rank: int):
+        def make() -> gym.Env:
+            return Monitor(PopeJoanGymEnv(**env_kwargs), info_keywords=("counters",))
+
+        return make
+
+    fns = [factory(i) for i in range(n_envs)]
+    if vec_env == "dummy":
+        vec = DummyVecEnv(fns)
+    elif vec_env == "subproc":
+        vec = SubprocVecEnv(fns, start_method="forkserver" if os.name != "nt" else "spawn")
+    else:
+        raise PopeJoanError(f"vec_env must be 'dummy' or 'subproc', got {brief(vec_env)}")
+    vec.seed(seed)  # env i is reset with seed + i
+    return vec

@@ -1,0 +1,647 @@
+# noqa: D212, D415
+"""
+# Pope Joan (PettingZoo AEC environment)
+
+| Creation           | `from popejoan_env import env` · `pettingzoo.make("aec", "popejoan/pope_joan-v2")` |
+|--------------------|-------------------------------------------------------|
+| Actions            | Discrete(52): play the card with that id              |
+| Parallel API       | No (turn order comes from the cards)                  |
+| Agents             | `player_0 … player_{n-1}` (3 ≤ n ≤ 8)                 |
+| Action Values      | [0, 51] (20 = 8♦ is never legal)                      |
+| Observation Shape  | `{"observation": float32[1285], "action_mask": int8[52]}` |
+| Metadata name      | `pope_joan_v2`; render modes `human`, `ansi`          |
+
+Pope Joan for 3 to 8 players, rules per RULES.md (presets `modern` and
+`victorian`, every variant through a `Rules` object or a mapping).
+
+```python
+from popejoan_env import env
+e = env(players=4, rules="modern")
+e.reset(seed=7)
+for agent in e.agent_iter():
+    obs, reward, terminated, truncated, info = e.last()
+    if terminated or truncated:
+        action = None
+    else:
+        action = e.action_space(agent).sample(obs["action_mask"])
+    e.step(action)
+```
+
+Registration: importing this module (as `from popejoan_env import env` does)
+registers `popejoan/pope_joan-v2` with PettingZoo's registry where the
+installed PettingZoo has one (≥ 1.26), so `pettingzoo.make("aec",
+"popejoan/pope_joan-v2", players=5)` builds `env(players=5)`.
+
+## Arguments
+
+`env(players=4, rules="modern", render_mode=None, auto_forced=False, deals=1,
+dealer=None, illegal_reward=-100.0)`; `raw_env` takes the same except
+`illegal_reward`.
+
+| argument | meaning |
+|---|---|
+| `players` | 3 … 8 seats; agent `player_i` is seat `i` |
+| `rules` | `"modern"`, `"victorian"`, a `Rules` object or a mapping of options (`Rules.from_dict`) |
+| `render_mode` | `None`, `"ansi"` (`render()` returns the picture as a string) or `"human"` (printed after every step) |
+| `auto_forced` | `False`: every card of the deal is a step (a forced continuation, R8, has a one-card mask). `True`: forced cards are played by the env, so an agent is only asked to lead |
+| `deals` | K: an episode is a session of K deals with play, the board and balances carried and the deal passing left |
+| `dealer` | first dealer of each episode; `None` draws it from the env's generator at every reset |
+| `illegal_reward` | `env()` only: the reward of an agent that plays an illegal card (see below) |
+
+## Turn order
+
+The agent to act is the seat of the game's `to_act`: the holder of the next
+card of a sequence (possibly the same agent several times in a row), or the
+seat that must lead after a stop (R9).  It is not a rotation of seats.
+
+## Observation
+
+`observe(agent)` returns `{"observation": float32[1285], "action_mask": int8[52]}`
+from that agent's seat, seats relative to it and padded to 8 (see
+`popejoan_env.observation`, layout version `OBS_VERSION = 2`).  The mask is all
+zero for every agent but the one to act, and all zero once the episode is over.
+
+| field | start | length | contents |
+|---|---|---|---|
+| hand | 0 | 52 | 1 for each card in the observer's hand |
+| played_by | 52 | 416 | 8 planes of 52: cards played this deal by relative seat 0..7 |
+| play_order | 468 | 52 | for each card played, its place in the deal's history (1 = first card) ÷64; 0 if unplayed |
+| led | 520 | 52 | 1 for each card played as a lead (R7), 0 for continuations (R8) and unplayed cards |
+| turnup | 572 | 52 | one-hot: the turned-up card (in the dead hand, seen by all) |
+| trumps | 624 | 4 | one-hot: trumps suit (C, D, H, S) |
+| board | 628 | 8 | counters on pope, matrimony, intrigue, ace, king, queen, jack, game, ÷16 |
+| balances | 636 | 8 | each relative seat's counters, ÷64 (may be negative) |
+| hand_sizes | 644 | 8 | cards left in each relative seat's hand, ÷16 |
+| dealer | 652 | 8 | one-hot: relative seat of the dealer |
+| leader | 660 | 8 | one-hot: relative seat that led the current sequence (or must lead) |
+| to_act | 668 | 8 | one-hot: relative seat to act (all 0 once the deal is over) |
+| forced | 676 | 52 | one-hot: the card that must be played next (R8), all 0 when none |
+| lead_due | 728 | 1 | 1 when the seat to act must lead (R7) |
+| known_dead | 729 | 52 | cards known to be in the dead hand: the turn-up and successors revealed by stops |
+| dead_hand | 781 | 52 | the whole dead hand, only when this seat may see it (else 0) |
+| sees_dead_hand | 833 | 1 | 1 when dead_hand is filled in (dealer, rule dealer_sees_dead_hand) |
+| dead_size | 834 | 1 | cards in the dead hand, ÷16 |
+| pope_out | 835 | 1 | 1 while the 9♦ has not been played |
+| seats | 836 | 8 | 1 for each relative seat present at the table |
+| rules | 844 | 9 | rule flags: lead=any, deal=equal, deal=all_round, deal=fixed_stock, pope_turnup=ends_deal, pair_split=halves, ace_high, pope_excused, dealer_sees_dead_hand |
+| winner | 853 | 8 | one-hot: relative seat that went out (all 0 while the deal goes on) |
+| pope_holder | 861 | 8 | one-hot: relative seat the settlement showed to hold the 9♦ (excused, R11) |
+| inferred | 869 | 416 | 8 planes of 52: cards relative seat 0..7 is inferred not to hold, beyond the cards played and known dead (inference.inferred: its leads, the settlement) |
+
+Balances start at `rules.start_counters` (48) every episode.
+
+## Actions
+
+Action `i` plays the card with id `i = suit*13 + rank` (suits C D H S, ranks
+A 2 … K; `AC=0`, `9D=21`, `KS=51`).  Legal actions are those of the mask: under
+`lead="lowest_of_suit"` a lead has at most 4 (the lowest card of each suit
+held), a continuation exactly 1 (the forced card).
+
+Illegal actions: `raw_env.step` raises `IllegalActionError` (a `ValueError`)
+naming the agent, its seat, the card and the legal cards; nothing changes.
+`env()` applies PettingZoo's `TerminateIllegalWrapper`: an illegal card ends
+the episode for every agent, the offender gets `illegal_reward` (default
+**-100**, worse than any deal's outcome) and the others 0.
+
+## Rewards
+
+Counters won or lost.  When a deal with play ends, every agent gets its net
+change in counters over that deal (`Deal.delta`: dressing paid, compartments
+taken, payments at the end); a deal's rewards sum to minus the change of the
+counters on the board.  `_cumulative_rewards` follows PettingZoo: `last()` gives
+the agent's rewards since it last acted.
+
+## Episodes, sessions and deals that end at the turn-up
+
+* `deals=1` (default): the episode is one deal; it ends with `terminations`
+  all True.
+* `deals=K`: the episode is a session of K deals with play; each deal's
+  rewards are paid when it ends, the next deal (next dealer, board and balances
+  carried) follows within the same episode, and after the K-th deal
+  `truncations` are all True (the board still holds counters that later deals
+  would pay out, so the last state is not terminal).  With
+  `allow_credit=False` a session can also end early, when the next dealer
+  cannot pay the dressing: then `terminations` are True.
+* A deal that ends at its turn-up (`pope_turnup="ends_deal"`, the 9♦ turned,
+  R5) has no decision; it does not count towards K.  Its counters are settled
+  and the next deal (next dealer, board and balances carried) is dealt at once
+  in the same episode, so no agent is ever done right after `reset()`.  Its
+  rewards are paid with those of the next deal that ends, in the same step.
+* A deal injected through `reset(options={"deal": ...})` that ends at its
+  turn-up is treated the same way: it is settled (its record is in
+  `records()`), and play goes on into a random deal from the env's generator
+  with the next dealer; its counters are paid with that deal's.
+
+## Reset and options
+
+`reset(seed=None, options=None)`: `seed` creates a fresh
+`numpy.random.Generator`; without it the env's generator continues its stream
+(the first reset without any seed draws entropy from the OS).  Options:
+
+```python
+options = {
+    "deal": {"hands": [["AS", "3H", ...], ...],   # one list per seat, seat 0 first
+             "dead": [..., "QH"],                  # the dead hand, LAST card = turn-up
+             "dealer": 0},                         # optional, default 0
+    "board": {"pope": 6, "matrimony": 2},          # board before the dressing (default empty)
+    "balances": [48, 48, 48, 48],                  # balances before the deal (default start_counters)
+}
+```
+
+A bad deal, board or balances raises a `ValueError` (`InvalidDealError`)
+naming the problem, and the env is left exactly as it was.  Unknown top-level
+keys only warn (PettingZoo's `api_test` passes `{"options": 1}`).
+
+## Game records
+
+`records()` returns the `popejoan-record/1` dicts (`record.deal_record`) of
+every finished deal of the current episode, in order, including deals that
+ended at the turn-up; replaying them with `record.replay_record` (or through
+`reset(options=...)` and `step`) reproduces them exactly.
+
+## State (for centralised critics)
+
+`state()` returns the full hidden state as `float32[1224]` (`state_space` is its Box): every
+hand, the dead hand, the turn-up, the board, the balances, the seat to act, the card due and the public
+history, in **absolute** seats (`observation.STATE_LAYOUT`).  It is an oracle for training critics
+(MAPPO, oracle critics as in PerfectDou and Suphx), **never for acting**: no player of this package
+reads it, and an agent that acts on it cheats.
+
+| field | start | length | contents |
+|---|---|---|---|
+| hands | 0 | 416 | 8 planes of 52: the cards each seat 0..7 holds now |
+| dead_hand | 416 | 52 | the whole dead hand (turn-up included) |
+| turnup | 468 | 52 | one-hot: the turned-up card |
+| trumps | 520 | 4 | one-hot: trumps suit (C, D, H, S) |
+| board | 524 | 8 | counters on each compartment, ÷16 |
+| balances | 532 | 8 | each seat's counters, ÷64 |
+| hand_sizes | 540 | 8 | cards left in each seat's hand, ÷16 |
+| dealer | 548 | 8 | one-hot: the dealer |
+| leader | 556 | 8 | one-hot: the seat that led the current sequence (or must lead) |
+| to_act | 564 | 8 | one-hot: the seat to act (all 0 once the deal is over) |
+| forced | 572 | 52 | one-hot: the card due (R8) |
+| lead_due | 624 | 1 | 1 when the seat to act must lead |
+| played_by | 625 | 416 | 8 planes of 52: cards played by seat 0..7 |
+| play_order | 1041 | 52 | each played card's place in the history ÷64 |
+| led | 1093 | 52 | 1 for each card played as a lead |
+| known_dead | 1145 | 52 | dead cards every seat knows (turn-up, successors revealed by stops) |
+| dead_size | 1197 | 1 | cards in the dead hand, ÷16 |
+| pope_out | 1198 | 1 | 1 while the 9♦ has not been played |
+| seats | 1199 | 8 | 1 for each seat at the table |
+| rules | 1207 | 9 | the rule flags of the observation |
+| winner | 1216 | 8 | one-hot: the seat that went out |
+
+## Version history
+
+* v2: the observation holds everything the seat knows (layout version 2): the public history (the order
+  of the cards played and which were leads, `play_order` and `led`), who went out and who the settlement
+  showed holding the 9♦, and the inference planes `inferred` (what the table can infer each relative seat
+  does not hold: leads under `lowest_of_suit`, the settlement). `state()` and `state_space` added.
+* v1: first release (observation layout version 1).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from popejoan_env.cards import NUM_CARD_IDS, names_of
+from popejoan_env.checks import as_int, as_seed, brief
+from popejoan_env.engine import Deal, check_seat, parse_balances, parse_board
+from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError, PopeJoanError
+from popejoan_env.observation import MAX_COUNTERS, OBS_SIZE, STATE_LAYOUT, STATE_SIZE, Encoder, bounds
+from popejoan_env.render import describe
+from popejoan_env.rules import Rules, check_players, resolve_rules
+from popejoan_env.seat_view import SeatView, seat_view
+from popejoan_env.seats import absolute
+from popejoan_env.session import Session
+
+ENV_NAME = "pope_joan_v2"
+"""PettingZoo name of this environment (``metadata["name"]``)."""
+ENV_ID = "popejoan/pope_joan-v2"
+"""Id under which ``env`` is registered with PettingZoo's registry."""
+ILLEGAL_REWARD = -100.0
+"""Default reward of an agent whose illegal card ends the episode under ``env()``."""
+
+_OPTION_KEYS = ("deal", "board", "balances")
+_DEAL_KEYS = ("hands", "dead", "dealer")
+_ZERO_MASK = np.zeros(NUM_CARD_IDS, dtype=np.int8)
+_ONE_HOT = np.eye(NUM_CARD_IDS, dtype=np.int8)
+# Far more deals than any episode plays; the env counts deals with play itself.
+_UNBOUNDED = 1 << 62
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The Pope Joan AEC env with PettingZoo's standard wrappers (illegal card → episode ends, ``illegal_reward``)."""
+    illegal_reward = float(kwargs.pop("illegal_reward", ILLEGAL_REWARD))
+    e: AECEnv = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    return ClearErrorsWrapper(e)
+
+
+class ClearErrorsWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` (the outermost wrapper of ``env()``), refusing with a
+    ``PopeJoanError`` naming the problem what PettingZoo's wrappers would answer with a bare
+    ``AssertionError`` (a step before ``reset()``, an action outside ``Discrete(52)``), before anything
+    changes.  A legal id that is not a legal card still ends the episode (``TerminateIllegalWrapper``)."""
+
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._raw: raw_env = env.unwrapped
+
+    def step(self, action: Any) -> None:
+        """Check the action, then step the wrapped env."""
+        raw = self._raw
+        if type(action) is int and 0 <= action < NUM_CARD_IDS and raw._deal is not None and raw.agents:
+            agent = raw.agent_selection
+            if not (raw.terminations[agent] or raw.truncations[agent]):
+                super().step(action)  # the common case: a live agent steps with a card id
+                return
+        if raw._deal is None:
+            raise GameOverError("step() before reset(): call reset() to deal an episode")
+        if not raw.agents:
+            raise GameOverError("the episode is over and every agent has stepped out; call reset()")
+        agent = raw.agent_selection
+        done = raw.terminations[agent] or raw.truncations[agent]
+        if done or action is None:
+            if not (done and action is None):
+                want = "None (it is done)" if done else "a card id 0..51 (an int)"
+                raise IllegalActionError(f"{agent} must step with {want}, got {brief(action)}")
+            super().step(None)
+            return
+        card = as_int(action)
+        if card is None or not 0 <= card < NUM_CARD_IDS:
+            raise IllegalActionError(f"{agent}: an action is a card id 0..51 (an int), got {brief(action)}")
+        super().step(card)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Check the seed, then reset the wrapped env."""
+        super().reset(seed=as_seed(seed), options=options)
+
+
+class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
+    """Pope Joan as a PettingZoo AEC env without wrappers (illegal cards raise ``IllegalActionError``)."""
+
+    metadata = {
+        "render_modes": ["human", "ansi"],
+        "name": ENV_NAME,
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        players: int = 4,
+        rules: Rules | str | Mapping[str, Any] | None = "modern",
+        render_mode: str | None = None,
+        auto_forced: bool = False,
+        deals: int = 1,
+        dealer: int | None = None,
+    ) -> None:
+        super().__init__()
+        EzPickle.__init__(self, players, rules, render_mode, auto_forced, deals, dealer)
+        check_players(players)
+        self.rules: Rules = resolve_rules(rules)
+        if as_int(deals) is None or deals < 1:
+            raise PopeJoanError(f"deals must be a positive integer (deals with play per episode), got {brief(deals)}")
+        if dealer is not None:
+            if as_int(dealer) is None or not 0 <= dealer < players:
+                raise PopeJoanError(f"dealer must be None (random) or a seat 0..{players - 1}, got {brief(dealer)}")
+            dealer = int(dealer)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise PopeJoanError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {brief(render_mode)}")
+        self.players = players
+        self.render_mode = render_mode
+        self.auto_forced = bool(auto_forced)
+        self.deals_per_episode = int(deals)
+        self.first_dealer = dealer
+
+        self.possible_agents = [f"player_{i}" for i in range(players)]
+        self.agents = self.possible_agents[:]
+        self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
+        low, high = bounds()
+        self.observation_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(low=low, high=high, shape=(OBS_SIZE,), dtype=np.float32),
+                "action_mask": spaces.Box(low=0, high=1, shape=(NUM_CARD_IDS,), dtype=np.int8),
+            })
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(NUM_CARD_IDS) for a in self.possible_agents}
+        s_low, s_high = bounds(STATE_SIZE, STATE_LAYOUT)
+        self.state_space = spaces.Box(low=s_low, high=s_high, shape=(STATE_SIZE,), dtype=np.float32)
+
+        self._rng: np.random.Generator | None = None
+        self._session: Session | None = None
+        self._deal: Deal | None = None
+        self._encoder: Encoder | None = None
+        self._synced = False
+        self._rewards_dirty = False
+        self._played_deals = 0
+        self._pending = [0] * players
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[0]
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The (cached) observation space of an agent."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """The (cached) action space of an agent: Discrete(52)."""
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def deal(self) -> Deal:
+        """The deal in progress (or the last one, once the episode is over)."""
+        if self._deal is None:
+            raise GameOverError("call reset() first: there is no deal yet")
+        return self._deal
+
+    @property
+    def session(self) -> Session:
+        """The session of this episode (board, balances, every deal so far)."""
+        if self._session is None:
+            raise GameOverError("call reset() first: there is no session yet")
+        return self._session
+
+    def seat_of(self, agent: str) -> int:
+        """The seat of an agent (``player_i`` is seat ``i``)."""
+        return self._seat_of[agent]
+
+    def seat_view(self, agent: str) -> SeatView:
+        """What ``agent``'s seat may know now (the ``SeatView`` its observation encodes): what players ``act`` on."""
+        return seat_view(self.deal, self._seat_of[agent])
+
+    def records(self) -> list[dict[str, Any]]:
+        """Game records (``popejoan-record/1``) of every finished deal of this episode, in order."""
+        from popejoan_env.record import deal_record
+
+        if self._session is None:
+            return []
+        return [deal_record(d) for d in self._session.deals if d.done]
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start an episode: a fresh generator from ``seed`` (else the stream goes on), options per the docs.
+
+        A refused reset (bad options, or a session that cannot start) changes nothing: not the env, not its
+        generator.
+        """
+        seed = as_seed(seed)
+        explicit, board, balances = self._parse_options(options)
+        rng = np.random.default_rng(seed) if seed is not None else self._rng
+        if rng is None:
+            rng = np.random.default_rng()
+        saved = rng.bit_generator.state
+        try:
+            if explicit is not None:
+                first_dealer = explicit[2]
+            elif self.first_dealer is not None:
+                first_dealer = self.first_dealer
+            else:
+                first_dealer = int(rng.integers(self.players))
+            session = Session(self.rules, self.players, rng, _UNBOUNDED, first_dealer, board, balances)
+            first = session.next_deal(explicit[0], explicit[1]) if explicit is not None else session.next_deal()
+            pending = [0] * self.players
+            deal = first
+            if deal.done:
+                self._add(pending, deal.delta)
+                deal = self._next_playable(session, pending)
+                if deal is None:
+                    raise GameOverError("the session ended at its first turn-up: the next dealer cannot pay the dressing")
+        except BaseException:
+            rng.bit_generator.state = saved  # a refused reset leaves the generator's stream where it was
+            raise
+        self._rng = rng
+        self._session = session
+        self._pending = pending
+        self._played_deals = 0
+        self._set_deal(deal)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._rewards_dirty = False
+        self._skip_agent_selection = None
+        self.agent_selection = self.possible_agents[deal.to_act]
+
+    def _parse_options(
+        self, options: Mapping[str, Any] | None
+    ) -> tuple[tuple[Any, Any, int] | None, list[int] | None, list[int] | None]:
+        """Check reset options: (hands, dead, dealer) or None, board or None, balances or None.
+
+        The deal itself is checked by the engine (``Deal.from_cards`` through ``Session``); here only what the
+        env adds: the keys, and counters the observation can hold.
+        """
+        if options is None:
+            return None, None, None
+        if not isinstance(options, Mapping):
+            raise InvalidDealError(f"reset options must be a mapping with keys {list(_OPTION_KEYS)}, got {brief(options)}")
+        unknown = sorted(str(k) for k in options if k not in _OPTION_KEYS)
+        if unknown:
+            warnings.warn(f"{ENV_NAME}: reset ignores unknown option(s) {unknown}; options are {list(_OPTION_KEYS)}",
+                          stacklevel=3)
+        explicit = None
+        spec = options.get("deal")
+        if spec is not None:
+            if not isinstance(spec, Mapping):
+                raise InvalidDealError(f"options['deal'] must be a mapping with keys {list(_DEAL_KEYS)}, got {brief(spec)}")
+            bad = sorted(str(k) for k in spec if k not in _DEAL_KEYS)
+            if bad:
+                raise InvalidDealError(f"options['deal'] has unknown key(s) {bad}; keys are {list(_DEAL_KEYS)}")
+            for key in ("hands", "dead"):
+                if key not in spec:
+                    raise InvalidDealError(f"options['deal'] needs {brief(key)} (hands: one card list per seat; dead: turn-up last)")
+            dealer = check_seat(spec.get("dealer", 0), self.players, "options['deal']['dealer']")
+            explicit = (spec["hands"], spec["dead"], dealer)
+        board = options.get("board")
+        board_list = parse_board(board) if board is not None else None
+        balances = options.get("balances")
+        balance_list = parse_balances(balances, self.players) if balances is not None else None
+        # The observation scales counters into a bounded Box: refuse what it could not hold.
+        limit = MAX_COUNTERS // 2
+        if board_list is not None and max(board_list) > limit:
+            raise InvalidDealError(f"options['board']: a compartment may hold at most {limit:,} counters here "
+                                   f"(the observation's bound), got {max(board_list):,}")
+        if balance_list is not None and max(abs(b) for b in balance_list) > limit:
+            raise InvalidDealError(f"options['balances'] must lie within ±{limit:,} (the observation's bound), "
+                                   f"got {balance_list}")
+        return explicit, board_list, balance_list
+
+    # ------------------------------------------------------------------ play
+    def _set_deal(self, deal: Deal) -> None:
+        self._deal = deal
+        self._encoder = Encoder(deal)
+        self._synced = True
+
+    @staticmethod
+    def _add(total: list[int], delta: Sequence[int]) -> None:
+        for i, x in enumerate(delta):
+            total[i] += x
+
+    def _next_playable(self, session: Session, pending: list[int]) -> Deal | None:
+        """Deal on until a deal needs a decision; deals ended at the turn-up add to ``pending``. None: session over."""
+        while not session.over:
+            deal = session.next_deal()
+            if not deal.done:
+                return deal
+            self._add(pending, deal.delta)
+        return None
+
+    def step(self, action: Any) -> None:
+        """Play ``action`` (a card id) for the agent to act; see the module docs for rewards and episode ends."""
+        if self._deal is None:
+            raise GameOverError("step() before reset(): call reset() to deal an episode")
+        agent = self.agent_selection
+        if not self.agents:
+            raise GameOverError("the episode is over and every agent has stepped out; call reset()")
+        if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise IllegalActionError(f"{agent} is done: its step takes None, got {brief(action)}")
+            self._was_dead_step(action)
+            return
+        deal = self._deal
+        card = as_int(action)
+        if card is None:
+            raise IllegalActionError(
+                f"{agent} (seat {deal.to_act}) cannot play {brief(action)}: an action is a card id 0..51 (an int); "
+                f"legal: {names_of(deal.legal_actions())}"
+            )
+        try:
+            deal.play(card)
+        except IllegalActionError as err:
+            raise IllegalActionError(f"{agent}: {err}") from None
+        if self._rewards_dirty:
+            self._clear_rewards()
+            self._rewards_dirty = False
+        self._cumulative_rewards[agent] = 0.0
+        if self.auto_forced:
+            deal.advance(lone_leads=False)
+        self._synced = False
+        if deal.done:
+            self._end_of_deal(deal)
+        else:
+            self.agent_selection = self.possible_agents[deal.to_act]
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_of_deal(self, deal: Deal) -> None:
+        """Pay the deal's counters to every agent; deal on, or end the episode."""
+        total = self._pending
+        self._add(total, deal.delta)
+        self._played_deals += 1
+        nxt = None
+        if self._played_deals < self.deals_per_episode:
+            nxt = self._next_playable(self.session, total)
+        self._pending = [0] * self.players
+        rewards = self.rewards
+        for agent, x in zip(self.possible_agents, total):
+            rewards[agent] = float(x)
+        self._rewards_dirty = True
+        self._accumulate_rewards()
+        if nxt is not None:
+            self._set_deal(nxt)
+            self.agent_selection = self.possible_agents[nxt.to_act]
+            return
+        if self._played_deals >= self.deals_per_episode and self.deals_per_episode > 1:
+            self.truncations = dict.fromkeys(self.agents, True)
+        else:
+            self.terminations = dict.fromkeys(self.agents, True)
+        winner = deal.winner
+        self.agent_selection = self.possible_agents[winner if winner is not None else 0]
+
+    # ------------------------------------------------------------------ observe
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32[1285], "action_mask": int8[52]}`` from ``agent``'s seat."""
+        seat = self._seat_of[agent]
+        encoder = self._synced_encoder("observe()")
+        deal = self._deal
+        assert deal is not None
+        if seat != deal.to_act:
+            mask = _ZERO_MASK.copy()
+        elif deal.forced >= 0:
+            mask = _ONE_HOT[deal.forced].copy()
+        else:
+            mask = _ZERO_MASK.copy()
+            mask[deal.legal_actions()] = 1
+        return {"observation": encoder.observe(seat), "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """The full hidden state (``state_space``, absolute seats): an oracle for training critics, never for acting."""
+        return self._synced_encoder("state()").state_vector()
+
+    def _synced_encoder(self, what: str) -> Encoder:
+        """The deal's encoder, brought up to date with the cards played since the last call."""
+        encoder = self._encoder
+        if encoder is None:
+            raise GameOverError(f"call reset() before {what}")
+        if not self._synced:
+            encoder.sync()
+            self._synced = True
+        return encoder
+
+    def action_mask(self, agent: str) -> np.ndarray:
+        """The int8[52] legal-action mask of ``agent`` (all 0 unless it is to act)."""
+        return self.observe(agent)["action_mask"]
+
+    # ------------------------------------------------------------------ render
+    def render(self) -> str | None:
+        """``ansi``: the table as text; ``human``: print it."""
+        if self.render_mode is None:
+            warnings.warn("You are calling render method without specifying any render mode.", stacklevel=2)
+            return None
+        text = self._picture()
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def _picture(self) -> str:
+        """The table as the acting seat sees it (after the deal, as seat 0 sees it), with the episode around it."""
+        if self._deal is None:
+            return "Pope Joan: no deal yet (call reset())"
+        deal = self._deal
+        seat = max(deal.to_act, 0)
+        n = deal.players
+        names = [self.possible_agents[absolute(k, seat, n)] for k in range(n)]
+        lines = [f"Deal {len(self.session.deals)} of the episode ({self._played_deals} of "
+                 f"{self.deals_per_episode} deals with play finished)", describe(seat_view(deal, seat), names)]
+        if deal.plays:
+            who, card = deal.plays[-1]
+            lines.append(f"Last card: {self.possible_agents[who]} played {names_of([card])[0]}")
+        if deal.done:
+            result = f"{self.possible_agents[deal.winner]} went out" if deal.winner is not None else "ended at the turn-up"
+            lines.append(f"Deal over: {result}; counters won/lost {deal.delta}")
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        """Nothing to release (text rendering only)."""
+
+
+def _register() -> None:
+    """Register ``env`` with PettingZoo's registry when this PettingZoo has one (≥ 1.26)."""
+    try:
+        from pettingzoo import aec_registry, register  # type: ignore[attr-defined]
+    except ImportError:  # older PettingZoo: no registry, direct import only
+        return
+    if ENV_ID not in aec_registry:
+        register("aec", ENV_ID, entry_point="popejoan_env.envs.pettingzoo_aec:env")
+
+
+_register()
