@@ -11,35 +11,10 @@ Counts are scaled by powers of two so that decoding is exact: board counters
 ÷16.  Card planes have 52 entries indexed by card id (``cards.py``; entry 20,
 the 8♦, is always 0).
 
-``OBS_VERSION = 2``, ``OBS_SIZE = 1285``.  Layout (generated from ``LAYOUT`` by
-``layout_table()``; a test checks this copy):
+``OBS_VERSION = 2``, ``OBS_SIZE = 1285``.  Layout (``LAYOUT`` is its one source: the table below is
+filled in from it when the module is imported, by ``layout_table()``):
 
-| field | start | length | contents |
-|---|---|---|---|
-| hand | 0 | 52 | 1 for each card in the observer's hand |
-| played_by | 52 | 416 | 8 planes of 52: cards played this deal by relative seat 0..7 |
-| play_order | 468 | 52 | for each card played, its place in the deal's history (1 = first card) ÷64; 0 if unplayed |
-| led | 520 | 52 | 1 for each card played as a lead (R7), 0 for continuations (R8) and unplayed cards |
-| turnup | 572 | 52 | one-hot: the turned-up card (in the dead hand, seen by all) |
-| trumps | 624 | 4 | one-hot: trumps suit (C, D, H, S) |
-| board | 628 | 8 | counters on pope, matrimony, intrigue, ace, king, queen, jack, game, ÷16 |
-| balances | 636 | 8 | each relative seat's counters, ÷64 (may be negative) |
-| hand_sizes | 644 | 8 | cards left in each relative seat's hand, ÷16 |
-| dealer | 652 | 8 | one-hot: relative seat of the dealer |
-| leader | 660 | 8 | one-hot: relative seat that led the current sequence (or must lead) |
-| to_act | 668 | 8 | one-hot: relative seat to act (all 0 once the deal is over) |
-| forced | 676 | 52 | one-hot: the card that must be played next (R8), all 0 when none |
-| lead_due | 728 | 1 | 1 when the seat to act must lead (R7) |
-| known_dead | 729 | 52 | cards known to be in the dead hand: the turn-up and successors revealed by stops |
-| dead_hand | 781 | 52 | the whole dead hand, only when this seat may see it (else 0) |
-| sees_dead_hand | 833 | 1 | 1 when dead_hand is filled in (dealer, rule dealer_sees_dead_hand) |
-| dead_size | 834 | 1 | cards in the dead hand, ÷16 |
-| pope_out | 835 | 1 | 1 while the 9♦ has not been played |
-| seats | 836 | 8 | 1 for each relative seat present at the table |
-| rules | 844 | 9 | rule flags: lead=any, deal=equal, deal=all_round, deal=fixed_stock, pope_turnup=ends_deal, pair_split=halves, ace_high, pope_excused, dealer_sees_dead_hand |
-| winner | 853 | 8 | one-hot: relative seat that went out (all 0 while the deal goes on) |
-| pope_holder | 861 | 8 | one-hot: relative seat the settlement showed to hold the 9♦ (excused, R11) |
-| inferred | 869 | 416 | 8 planes of 52: cards relative seat 0..7 is inferred not to hold, beyond the cards played and known dead (inference.inferred: its leads, the settlement) |
+{LAYOUT_TABLE}
 
 The public history reads back exactly: the cards played are those with a
 non-zero ``play_order`` (their order), ``played_by`` says who played each and
@@ -240,7 +215,8 @@ def bounds(size: int = OBS_SIZE, layout: tuple[tuple[str, int, int, str], ...] =
 
 
 def layout_table(layout: tuple[tuple[str, int, int, str], ...] = LAYOUT) -> str:
-    """The layout as a Markdown table (the module docstring and the README carry this text)."""
+    """The layout as a Markdown table (the docstrings of this module and of the AEC env, and the README, carry
+    it, filled in from ``LAYOUT``)."""
     lines = ["| field | start | length | contents |", "|---|---|---|---|"]
     lines += [f"| {name} | {start} | {length} | {text} |" for name, start, length, text in layout]
     return "\n".join(lines)
@@ -620,3 +596,6 @@ class _ViewDeal:
         self.forced = view.forced
         self.winner = view.winner if view.winner >= 0 else None
         self.owner = {POPE: view.pope_holder}
+
+
+__doc__ = __doc__.replace("{LAYOUT_TABLE}", layout_table(LAYOUT)) if __doc__ else None

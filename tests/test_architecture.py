@@ -1,14 +1,8 @@
 """The direction of imports: each layer of the package imports only itself and the layers below it.
 
-The layers, lowest first (README "Architecture"):
-
-0. vocabulary: ``errors``, ``cards``, ``checks``, ``seats``, ``rules``, ``files``, ``cluster`` (Ray tasks), ``cli`` (scripts' parser)
-1. the game: ``engine``
-2. around a deal: ``session``, ``seat_view``, ``record``, ``render``, ``inference``
-3. numpy: ``observation``, the batch engine ``batch`` (compiled loops ``batch_kernels``) and its encoder ``batch_observation``
-4. players: ``players/*``, and ``table`` (the table loop: the other seats play until a seat without a player must choose)
-5. adapters: ``envs`` (PettingZoo, Gymnasium, SB3, RLlib; the old module names ``aec``, ``gym_env``, ``vec_env``, ``vector_env``, ``rllib_env`` are aliases for one version), ``opponents``, ``sb3_policies`` (the networks of SB3 models), ``wrappers`` (old alias)
-6. applications: ``tournament``, the web app ``web``, ``simulate``, ``__main__``
+``LAYERS`` below is the one list of the layers (lowest first) and what each holds; the README's
+"Architecture" table is generated from it (``layers_table``; ``tests/test_readme.py`` checks it and
+``python tests/test_readme.py`` writes it).
 
 Every ``import``/``from … import`` of ``popejoan_env`` in every module (function-level ones too) is
 checked, nothing in the package imports ``training`` or ``benchmarks``, and no modules import each other
@@ -19,19 +13,50 @@ from __future__ import annotations
 
 import ast
 import pathlib
+from typing import NamedTuple
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "popejoan_env"
-LAYERS: list[set[str]] = [
-    {"errors", "cards", "checks", "seats", "rules", "files", "cluster", "cli"},
-    {"engine"},
-    {"session", "seat_view", "record", "render", "inference"},
-    {"observation", "batch", "batch_kernels", "batch_observation"},
-    {"players", "table"},
-    {"envs", "aec", "opponents", "gym_env", "wrappers", "vec_env", "vector_env", "rllib_env", "sb3_policies"},
-    {"tournament", "web", "simulate", "__main__"},
+
+
+class Layer(NamedTuple):
+    """One floor of the package: its modules (top-level names) and what it holds."""
+
+    modules: tuple[str, ...]
+    what: str
+
+
+LAYERS: list[Layer] = [
+    Layer(("errors", "cards", "checks", "seats", "rules", "files", "cluster", "cli"),
+          "the vocabulary: errors, card ids and notation, input checks (an int that is not a bool, comma lists, "
+          "small JSON values), seat arithmetic (relative seats, eldest, next dealer), the `Rules` object (and "
+          "`--rules-option`), atomic file writes, the scripts' one-line-refusal parser (`cli`) — stdlib only; "
+          "`cluster`: the one way to start or join Ray and run tasks on it (ray imported only there, when used)"),
+    Layer(("engine",),
+          "the game: `Deal` (dealing, legal actions, play, payouts, settlement), the one decision loop "
+          "(`advance`, `play_out`), the mid-game constructor `from_position` — stdlib only"),
+    Layer(("session", "seat_view", "record", "render", "inference"),
+          "around a deal: sessions (carry-over and rotation live only here), what one seat may know and what "
+          "the table can infer of each hand, game records, the one text picture of a seat's view — stdlib only"),
+    Layer(("observation", "batch", "batch_kernels", "batch_observation"),
+          "numpy: the one encoder (a seat's view as a vector and back); the batch engine (N deals as arrays, "
+          "card for card the scalar engine, compiled with numba) and its observations in batch"),
+    Layer(("players", "table"),
+          "every player answers `act(view)`: scripted, search (`pimc`, `worlds`, and `guided`: `pimc_net`, the "
+          "search with a network), learned (the MLP and `suits` actors), human; `table`: the table loop (the "
+          "other seats play until a seat without a player must choose)"),
+    Layer(("envs", "opponents", "sb3_policies", "aec", "gym_env", "vec_env", "vector_env", "rllib_env", "wrappers"),
+          "adapters, in `envs/`: the PettingZoo AEC env, the Gymnasium single-agent view, the batch engine as "
+          "vector environments (SB3 `VecEnv`, Gymnasium `VectorEnv`), Ray RLlib (mixed table sizes, the masking "
+          "RLModule, its export to a model file); the opponent pool with self-play snapshots; MaskablePPO's "
+          "oracle-critic and `suits` policies (importable, so `MaskablePPO.load` resumes their models "
+          "anywhere); `aec`, `gym_env`, `vec_env`, `vector_env`, `rllib_env` and `wrappers` are old names that "
+          "warn, kept one version"),
+    Layer(("tournament", "web", "simulate", "__main__"),
+          "applications: the duplicate tournament (schedule, runner, scores, statistics, reports), the web app, "
+          "`simulate`'s datasets (one stream or shards, locally or on Ray) and the command line"),
 ]
 
 ALIASES = {"aec", "gym_env", "vec_env", "vector_env", "rllib_env", "wrappers"}
@@ -41,8 +66,8 @@ ALIASES = {"aec", "gym_env", "vec_env", "vector_env", "rllib_env", "wrappers"}
 def layer_of(module: str) -> int:
     """The layer of a module named relative to the package (``players.pimc`` is in ``players``)."""
     top = module.split(".")[0]
-    for k, names in enumerate(LAYERS):
-        if top in names:
+    for k, layer in enumerate(LAYERS):
+        if top in layer.modules:
             return k
     raise AssertionError(f"popejoan_env.{module} is in no layer: add it to LAYERS and to the README")
 
@@ -160,3 +185,13 @@ def test_the_adapters_old_module_names_are_aliases_that_warn(old: str, new: str)
     with pytest.warns(DeprecationWarning, match=f"popejoan_env.envs.{new}"):
         alias = importlib.import_module(f"popejoan_env.{old}")
     assert alias is importlib.import_module(f"popejoan_env.envs.{new}")
+
+
+
+def layers_table() -> str:
+    """The README's table of the layers, from ``LAYERS``."""
+    rows = ["| layer | modules | what it holds |", "|---:|---|---|"]
+    for k, layer in enumerate(LAYERS):
+        names = ", ".join(f"`{m}/`" if (PACKAGE / m).is_dir() else f"`{m}`" for m in layer.modules)
+        rows.append(f"| {k} | {names} | {layer.what} |")
+    return "\n".join(rows) + "\n"

@@ -1,4 +1,6 @@
-"""The README's runnable parts stay runnable: the engine tour, the batch engine tour and the two quick-start commands."""
+"""The README's runnable parts stay runnable (the engine tour, the batch engine tour and the two quick-start
+commands), and its generated parts are generated: each table between ``<!-- NAME -->`` and ``<!-- /NAME -->``
+is written from its one source (``python tests/test_readme.py`` rewrites them all)."""
 
 from __future__ import annotations
 
@@ -6,9 +8,32 @@ import pathlib
 import re
 import subprocess
 import sys
+from collections.abc import Callable
+
+import pytest
+
+from popejoan_env.observation import layout_table
+from test_architecture import layers_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+GENERATED: dict[str, Callable[[], str]] = {
+    "layers": layers_table,                                  # tests/test_architecture.py: LAYERS
+    "observation-layout": lambda: layout_table() + "\n",     # popejoan_env/observation.py: LAYOUT
+}
+"""The README's generated tables: marker name -> the function that writes the table from its source."""
+
+
+def section(name: str, text: str = README) -> re.Match[str] | None:
+    """The generated table ``name`` of the README: group 2 is the table between its markers."""
+    return re.search(rf"(<!-- {name} -->\n)(.*?)(<!-- /{name} -->)", text, re.S)
+
+
+@pytest.mark.parametrize("name", sorted(GENERATED))
+def test_the_generated_tables_are_what_their_source_writes(name: str) -> None:
+    found = section(name)
+    assert found, f"README.md has no <!-- {name} --> ... <!-- /{name} --> table"
+    assert found.group(2) == GENERATED[name](), f"README's {name} table is stale: run python tests/test_readme.py"
 
 
 def block_after(marker: str) -> str:
@@ -56,3 +81,12 @@ def test_a_user_written_player_plugs_into_the_tournament_and_the_env() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert "highest_first" in out.stdout and "stops_first" in out.stdout
+
+
+if __name__ == "__main__":
+    text = README
+    for name, write in GENERATED.items():
+        found = section(name, text)
+        assert found, f"README.md has no <!-- {name} --> marker"
+        text = text[:found.start(2)] + write() + text[found.end(2):]
+    (ROOT / "README.md").write_text(text)

@@ -61,32 +61,7 @@ from that agent's seat, seats relative to it and padded to 8 (see
 `popejoan_env.observation`, layout version `OBS_VERSION = 2`).  The mask is all
 zero for every agent but the one to act, and all zero once the episode is over.
 
-| field | start | length | contents |
-|---|---|---|---|
-| hand | 0 | 52 | 1 for each card in the observer's hand |
-| played_by | 52 | 416 | 8 planes of 52: cards played this deal by relative seat 0..7 |
-| play_order | 468 | 52 | for each card played, its place in the deal's history (1 = first card) ÷64; 0 if unplayed |
-| led | 520 | 52 | 1 for each card played as a lead (R7), 0 for continuations (R8) and unplayed cards |
-| turnup | 572 | 52 | one-hot: the turned-up card (in the dead hand, seen by all) |
-| trumps | 624 | 4 | one-hot: trumps suit (C, D, H, S) |
-| board | 628 | 8 | counters on pope, matrimony, intrigue, ace, king, queen, jack, game, ÷16 |
-| balances | 636 | 8 | each relative seat's counters, ÷64 (may be negative) |
-| hand_sizes | 644 | 8 | cards left in each relative seat's hand, ÷16 |
-| dealer | 652 | 8 | one-hot: relative seat of the dealer |
-| leader | 660 | 8 | one-hot: relative seat that led the current sequence (or must lead) |
-| to_act | 668 | 8 | one-hot: relative seat to act (all 0 once the deal is over) |
-| forced | 676 | 52 | one-hot: the card that must be played next (R8), all 0 when none |
-| lead_due | 728 | 1 | 1 when the seat to act must lead (R7) |
-| known_dead | 729 | 52 | cards known to be in the dead hand: the turn-up and successors revealed by stops |
-| dead_hand | 781 | 52 | the whole dead hand, only when this seat may see it (else 0) |
-| sees_dead_hand | 833 | 1 | 1 when dead_hand is filled in (dealer, rule dealer_sees_dead_hand) |
-| dead_size | 834 | 1 | cards in the dead hand, ÷16 |
-| pope_out | 835 | 1 | 1 while the 9♦ has not been played |
-| seats | 836 | 8 | 1 for each relative seat present at the table |
-| rules | 844 | 9 | rule flags: lead=any, deal=equal, deal=all_round, deal=fixed_stock, pope_turnup=ends_deal, pair_split=halves, ace_high, pope_excused, dealer_sees_dead_hand |
-| winner | 853 | 8 | one-hot: relative seat that went out (all 0 while the deal goes on) |
-| pope_holder | 861 | 8 | one-hot: relative seat the settlement showed to hold the 9♦ (excused, R11) |
-| inferred | 869 | 416 | 8 planes of 52: cards relative seat 0..7 is inferred not to hold, beyond the cards played and known dead (inference.inferred: its leads, the settlement) |
+{LAYOUT_TABLE}
 
 Balances start at `rules.start_counters` (48) every episode.
 
@@ -167,29 +142,7 @@ history, in **absolute** seats (`observation.STATE_LAYOUT`).  It is an oracle fo
 (MAPPO, oracle critics as in PerfectDou and Suphx), **never for acting**: no player of this package
 reads it, and an agent that acts on it cheats.
 
-| field | start | length | contents |
-|---|---|---|---|
-| hands | 0 | 416 | 8 planes of 52: the cards each seat 0..7 holds now |
-| dead_hand | 416 | 52 | the whole dead hand (turn-up included) |
-| turnup | 468 | 52 | one-hot: the turned-up card |
-| trumps | 520 | 4 | one-hot: trumps suit (C, D, H, S) |
-| board | 524 | 8 | counters on each compartment, ÷16 |
-| balances | 532 | 8 | each seat's counters, ÷64 |
-| hand_sizes | 540 | 8 | cards left in each seat's hand, ÷16 |
-| dealer | 548 | 8 | one-hot: the dealer |
-| leader | 556 | 8 | one-hot: the seat that led the current sequence (or must lead) |
-| to_act | 564 | 8 | one-hot: the seat to act (all 0 once the deal is over) |
-| forced | 572 | 52 | one-hot: the card due (R8) |
-| lead_due | 624 | 1 | 1 when the seat to act must lead |
-| played_by | 625 | 416 | 8 planes of 52: cards played by seat 0..7 |
-| play_order | 1041 | 52 | each played card's place in the history ÷64 |
-| led | 1093 | 52 | 1 for each card played as a lead |
-| known_dead | 1145 | 52 | dead cards every seat knows (turn-up, successors revealed by stops) |
-| dead_size | 1197 | 1 | cards in the dead hand, ÷16 |
-| pope_out | 1198 | 1 | 1 while the 9♦ has not been played |
-| seats | 1199 | 8 | 1 for each seat at the table |
-| rules | 1207 | 9 | the rule flags of the observation |
-| winner | 1216 | 8 | one-hot: the seat that went out |
+{STATE_LAYOUT_TABLE}
 
 ## Version history
 
@@ -216,7 +169,9 @@ from popejoan_env.cards import NUM_CARD_IDS, names_of
 from popejoan_env.checks import as_int, as_seed, brief
 from popejoan_env.engine import Deal, check_seat, parse_balances, parse_board
 from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError, PopeJoanError
-from popejoan_env.observation import MAX_COUNTERS, OBS_SIZE, STATE_LAYOUT, STATE_SIZE, Encoder, bounds
+from popejoan_env.observation import (
+    LAYOUT, MAX_COUNTERS, OBS_SIZE, STATE_LAYOUT, STATE_SIZE, Encoder, bounds, layout_table,
+)
 from popejoan_env.render import describe
 from popejoan_env.rules import Rules, check_players, resolve_rules
 from popejoan_env.seat_view import SeatView, seat_view
@@ -645,3 +600,8 @@ def _register() -> None:
 
 
 _register()
+
+
+# The two tables of the docstring come from their one source, ``observation.LAYOUT`` and ``STATE_LAYOUT``.
+__doc__ = (__doc__ or "").replace("{LAYOUT_TABLE}", layout_table(LAYOUT)).replace(
+    "{STATE_LAYOUT_TABLE}", layout_table(STATE_LAYOUT))

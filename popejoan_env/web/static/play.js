@@ -58,7 +58,6 @@
  * The URL hash #game=<id> is kept up to date; reloading the page resumes that game.
  */
 
-export const COMPARTMENTS = ["pope", "matrimony", "intrigue", "ace", "king", "queen", "jack", "game"];
 export const SUITS = ["C", "D", "H", "S"];
 export const SUIT_SYMBOL = { C: "♣", D: "♦", H: "♥", S: "♠" };
 export const SUIT_NAME = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
@@ -805,7 +804,8 @@ function renderDealOver(state) {
       el("td", { class: delta > 0 ? "pos" : delta < 0 ? "neg" : "", text: delta === null ? "–" : delta > 0 ? `+${delta}` : String(delta) }),
       el("td", { text: String(s.balance) }));
   });
-  const left = COMPARTMENTS.filter((c) => state.board[c] > 0).map((c) => `${c} ${state.board[c]}`);
+  // The board comes keyed by compartment in the rules' order (rules.COMPARTMENTS, the one list of them).
+  const left = Object.entries(state.board).filter(([, n]) => n > 0).map(([c, n]) => `${c} ${n}`);
   const sessionOn = state.deals > 1 && !state.session_over;
   const action = sessionOn
     ? el("button", { class: "primary", type: "button", id: "next-deal", testid: "next-deal", text: "Next deal", onclick: nextDeal })

@@ -42,7 +42,7 @@
  */
 
 import {
-  api, cardElement, cardLabel, COMPARTMENTS, describeAward, describePayment, el, initMessage, isModel,
+  api, cardElement, cardLabel, describeAward, describePayment, el, initMessage, isModel,
   playerLabel, renderBoard, renderPlayedGrid, renderProbBars, showMessage,
 } from "./play.js";
 
@@ -326,7 +326,7 @@ function renderFinal(data, step) {
     : `${seatName(f.winner)} went out.`;
   const rows = (f.delta || []).map((d, seat) => el("tr", { testid: `final-delta-${seat}`, dataset: { delta: String(d) } },
     el("td", { text: seatName(seat) }), el("td", { class: d > 0 ? "pos" : d < 0 ? "neg" : "", text: d > 0 ? `+${d}` : String(d) })));
-  const left = COMPARTMENTS.filter((c) => (f.board_after || {})[c] > 0).map((c) => `${c} ${f.board_after[c]}`);
+  const left = Object.entries(f.board_after || {}).filter(([, n]) => n > 0).map(([c, n]) => `${c} ${n}`);
   box.replaceChildren(
     el("h2", { text: "Result" }),
     el("div", { testid: "final-winner", dataset: { winner: String(f.winner) }, text: winner }),
