@@ -1,8 +1,8 @@
 """The web app: play Pope Joan in the browser against the agents, and replay game records (FastAPI).
 
 ``create_app(...)`` builds the ASGI app; ``popejoan serve`` runs it with
-uvicorn.  The endpoints and the JSON they exchange are those of
-``notes/web_spec.md`` (README "Play in the browser"); the game logic is in
+uvicorn.  The endpoints and the JSON they exchange are described in the
+README ("Play in the browser") and by the routes below; the game logic is in
 ``games.py`` and ``replays.py``, which know nothing of HTTP.  Every error is
 ``{"error": "<one sentence>"}`` with a 4xx status; bodies are read within a
 size limit before they are parsed, and JSON is checked field by field.
