@@ -29,7 +29,7 @@ def _args(script: str) -> list[dataclasses.Field]:
     return list(dataclasses.fields(module.Args))
 
 
-def test_the_scripts_are_the_ones_the_readme_names() -> None:
+def test_the_scripts_are_the_five_the_readme_runs() -> None:
     assert SCRIPTS == ["benchmark", "cleanrl_ppo", "learner_throughput", "train_ppo", "train_rllib"]
 
 
