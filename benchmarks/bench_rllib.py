@@ -29,8 +29,9 @@ def measure(runners: int, envs: int, iterations: int, seed: int) -> dict[str, fl
     import torch
 
     torch.set_num_threads(1)
-    args = train_rllib.Args.parse(["--num-env-runners", str(runners), "--num-envs-per-env-runner", str(envs),
-                                   "--seed", str(seed), "--eval-deals", "0", "--output-dir", "/tmp"])
+    args = train_rllib.Args(num_env_runners=runners, num_envs_per_env_runner=envs, seed=seed, eval_deals=0,
+                            output_dir="/tmp")
+    train_rllib.check_args(args)
     algo = train_rllib.build_config(args).build_algo()
     try:
         algo.train()  # warm-up: the first iteration pays for building the connectors and the first episodes

@@ -29,9 +29,11 @@ from popejoan_env.tournament import TournamentResult, run_duplicate  # noqa: E40
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "models" / "shipped" / "model.zip"
+sys.path.insert(0, str(ROOT / "training"))  # benchmark.py imports training_common, beside it
 _spec = importlib.util.spec_from_file_location("benchmark_cli", ROOT / "training" / "benchmark.py")
 assert _spec is not None and _spec.loader is not None
 benchmark = importlib.util.module_from_spec(_spec)
+sys.modules["benchmark_cli"] = benchmark  # its Args dataclass looks its module up
 _spec.loader.exec_module(benchmark)
 
 

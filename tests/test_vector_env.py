@@ -227,7 +227,9 @@ def test_gymnasium_vector_wrappers_take_it() -> None:
 
 
 def load_script(name: str):
-    """A training script as a module (``training/`` is not a package)."""
+    """A training script as a module (``training/`` is not a package; its scripts import training_common)."""
+    if os.path.join(ROOT, "training") not in sys.path:
+        sys.path.insert(0, os.path.join(ROOT, "training"))
     spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "training", f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up

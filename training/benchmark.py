@@ -24,19 +24,48 @@ differs.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
+import dataclasses
 import sys
 
 from popejoan_env.checks import split_list
-from popejoan_env.rules import parse_rules_options
-from popejoan_env.cli import OneLineParser
 from popejoan_env.cluster import connected
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.players import SCRIPTED, make_player
+from popejoan_env.rules import parse_rules_options
 from popejoan_env.tournament import BACKENDS, MAX_DEALS, check_output, check_settings, make_schedule, run_duplicate
 
+from training_common import arg, parse_flags, refuse
+
 DEFAULT_PLAYERS = ",".join(SCRIPTED)
+
+
+@dataclasses.dataclass
+class Args:
+    """The flags of benchmark.py: each field's help text is its --help."""
+
+    players: list[str] | None = arg(None, f"comma-separated player specs (repeatable); default: {DEFAULT_PLAYERS}",
+                                    action="append")
+    deals: int = arg(500, f"duplicate deals, 2 to {MAX_DEALS:,} (each replayed in every rotation)")
+    seed: int = arg(1, "seed of the deals and the players' generators (>= 0)")
+    preset: str = arg("modern", "rules preset: modern or victorian")
+    rules_option: list[str] = arg([], "override one rules option, e.g. ace_high=true (a JSON value, else text; "
+                                      "repeatable)", action="append", metavar="KEY=VALUE")
+    seats: int = arg(4, "players at the table (3..8)")
+    lineups: str = arg("auto", "subsets: every group of SEATS different players; field: each player alone against "
+                               "copies of another; auto: subsets when there are at least SEATS players",
+                       choices=["auto", "subsets", "field"])
+    max_groups: int = arg(12, "most lineup groups played per deal (>= 1)")
+    workers: int = arg(1, "forked processes playing deals with --backend local, >= 1 (results do not change)")
+    backend: str = arg("local", "local: this process (and --workers); ray: chunks of deals as Ray tasks on a local "
+                                "Ray or the cluster at --address (results do not change; needs pip install -e "
+                                "'.[ray]')", choices=list(BACKENDS))
+    address: str | None = arg(None, "with --backend ray, the running Ray cluster to join: auto, HOST:PORT of its "
+                                    "head (ray start --head, port 6379) or ray://HOST:10001; default: start a local "
+                                    "Ray", type=str, metavar="ADDRESS")
+    out: str = arg("benchmarks/results/ladder", "output prefix: writes OUT.json, OUT.md and OUT.png")
+    chart: bool = arg(True, "write OUT.png, the chart (--no-chart: skip it)")
+    progress: bool = arg(True, "show a progress bar")
 
 
 def split_players(text: str) -> list[str]:
@@ -50,45 +79,9 @@ def split_players(text: str) -> list[str]:
     return out
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command line of the benchmark."""
-    p = OneLineParser(
-        description="Duplicate tournament between Pope Joan players (scripted or saved models).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    p.add_argument("--players", action="append", default=None,
-                   help=f"comma-separated player specs (repeatable); default: {DEFAULT_PLAYERS}")
-    p.add_argument("--deals", type=int, default=500,
-                   help=f"duplicate deals, 2 to {MAX_DEALS:,} (each replayed in every rotation)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the deals and the players' generators (>= 0)")
-    p.add_argument("--preset", default="modern", help="rules preset: modern or victorian")
-    p.add_argument("--rules-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one rules option, e.g. ace_high=true (a JSON value, else text; repeatable)")
-    p.add_argument("--seats", type=int, default=4, help="players at the table (3..8)")
-    p.add_argument("--lineups", default="auto", choices=["auto", "subsets", "field"],
-                   help="subsets: every group of SEATS different players; field: each player alone against "
-                        "copies of another; auto: subsets when there are at least SEATS players")
-    p.add_argument("--max-groups", type=int, default=12, help="most lineup groups played per deal (>= 1)")
-    p.add_argument("--workers", type=int, default=1,
-                   help="forked processes playing deals with --backend local, >= 1 (results do not change)")
-    p.add_argument("--backend", default="local", choices=list(BACKENDS),
-                   help="local: this process (and --workers); ray: chunks of deals as Ray tasks on a local Ray or "
-                        "the cluster at --address (results do not change; needs pip install -e '.[ray]')")
-    p.add_argument("--address", default=None, metavar="ADDRESS",
-                   help="with --backend ray, the running Ray cluster to join: auto, HOST:PORT of its head "
-                        "(ray start --head, port 6379) or ray://HOST:10001; default: start a local Ray")
-    p.add_argument("--out", default="benchmarks/results/ladder",
-                   help="output prefix: writes OUT.json, OUT.md and OUT.png")
-    p.add_argument("--no-chart", action="store_true", help="skip the PNG chart")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    return p
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark from the command line; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    chart = not args.no_chart
+    args = parse_flags(Args, argv, "Duplicate tournament between Pope Joan players (scripted or saved models).")
     try:  # every refusal comes here, before the first deal is played
         check_settings(args.deals, args.seed, args.seats, args.max_groups, args.workers, args.backend, args.address)
         rules = parse_rules_options(args.preset, args.rules_option)
@@ -98,19 +91,19 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.ExitStack() as ray_session:
             if args.backend == "ray":  # joined before the output directory is made: an unreachable Ray writes nothing
                 ray_session.enter_context(connected(args.address))
-            check_output(args.out, chart)
+            check_output(args.out, args.chart)
             result = run_duplicate(
                 players, deals=args.deals, seed=args.seed, rules=rules, seats=args.seats,
-                progress=not args.no_progress, lineups=args.lineups, max_groups=args.max_groups,
+                progress=args.progress, lineups=args.lineups, max_groups=args.max_groups,
                 workers=args.workers, backend=args.backend, address=args.address,
             )
     except PopeJoanError as err:
-        parser.error(str(err))
+        refuse(str(err))
     print(result.table())
     try:
-        paths = result.save(args.out, chart=chart)
+        paths = result.save(args.out, chart=args.chart)
     except OSError as err:  # the disk filled or the directory went away during the run
-        parser.exit(1, f"{parser.prog}: error: the results could not be saved: {err}\n")
+        refuse(f"the results could not be saved: {err}", status=1)
     print("wrote " + ", ".join(paths))
     return 0
 

@@ -13,15 +13,13 @@ deal ended, by the end of a rollout has an incomplete reward: it is left out of 
 bootstraps the decision before it.  **Saving.** The model is a ``popejoan-model/1`` file (``popejoan.json`` and
 ``policy.pth``, the actor under Stable-Baselines3's module names), so ``load_player``, ``make_player`` and the
 tournament play it.  At the end a duplicate tournament against each ``--eval-opponents`` player, and ``run.json``.
+What the training scripts share (flags, evaluation, ``run.json``) is in ``training/training_common.py``.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
 import os
-import sys
 import time
 from typing import Any
 
@@ -31,23 +29,22 @@ from torch import nn
 from torch.distributions import Categorical
 
 from popejoan_env.checks import split_list
+from popejoan_env.envs.gymnasium_vector_env import PopeJoanVectorEnv
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.files import check_writable, write_atomic
+from popejoan_env.files import check_writable
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player
-from popejoan_env.players.learned import LearnedPlayer, load_policy, model_metadata, save_state_dict
+from popejoan_env.players.learned import load_policy, model_metadata, save_state_dict
 from popejoan_env.rules import Rules
-from popejoan_env.tournament import run_duplicate
-from popejoan_env.envs.gymnasium_vector_env import PopeJoanVectorEnv
 
-
-def arg(default: Any, text: str) -> Any:
-    """A field with its --help text."""
-    return dataclasses.field(default=default, metadata={"help": text})
+from training_common import (arg, command, evaluate, format_eval, parse_flags, run_script, set_torch_threads,
+                             write_run_json)
 
 
 @dataclasses.dataclass
 class Args:
+    """The flags of cleanrl_ppo.py: each field's help text is its --help."""
+
     model_path: str = arg("models/cleanrl_ppo/model.zip", "where the model is saved (run.json goes beside it)")
     seed: int = arg(1, "seed of the deals, the network's initialisation, the sampling and the evaluation")
     preset: str = arg("modern", "rules preset: modern or victorian")
@@ -74,21 +71,14 @@ class Args:
     eval_opponents: str = arg("stops_first,random", "scripted players to evaluate against (comma list)")
     tensorboard: bool = arg(False, "write TensorBoard logs (charts/..., losses/...) beside the model")
 
-    @classmethod
-    def parse(cls, argv: list[str] | None = None) -> Args:
-        """The flags; each field's help text is its --help."""
-        parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-        for f in dataclasses.fields(cls):
-            kind: Any = {"bool": argparse.BooleanOptionalAction}.get(str(f.type))
-            parser.add_argument("--" + f.name.replace("_", "-"), default=f.default, help=f.metadata["help"],
-                                **({"action": kind} if kind else {"type": {"int": int, "float": float}.get(
-                                    str(f.type), str)}))
-        args = cls(**vars(parser.parse_args(argv)))
-        if min(args.total_timesteps, args.num_envs, args.num_steps, args.num_minibatches, args.hidden,
-               args.update_epochs, args.torch_threads) < 1 or args.eval_deals == 1 or args.eval_deals < 0:
-            raise PopeJoanError("sizes and counts must be positive integers (--eval-deals 0, or at least 2)")
-        return args
+
+def check_args(args: Args) -> None:
+    """Refuse the flags that cannot work (a PopeJoanError), before anything is written."""
+    if min(args.total_timesteps, args.num_envs, args.num_steps, args.num_minibatches, args.hidden,
+           args.update_epochs, args.torch_threads) < 1 or args.eval_deals == 1 or args.eval_deals < 0:
+        raise PopeJoanError("sizes and counts must be positive integers (--eval-deals 0, or at least 2)")
+    for name in split_list(args.eval_opponents):
+        make_player(name)  # an unknown opponent is refused before training
 
 
 def layer(n_in: int, n_out: int, std: float = float(np.sqrt(2))) -> nn.Linear:
@@ -144,32 +134,15 @@ def seat_advantages(rewards: np.ndarray, values: np.ndarray, seats: np.ndarray, 
     return adv, nxt != open_
 
 
-def evaluate(path: str, args: Args) -> dict[str, dict[str, float]]:
-    """The saved model against each opponent in a duplicate tournament: counters per deal, 95% CI."""
-    out = {}
-    for name in split_list(args.eval_opponents):
-        me = LearnedPlayer(load_policy(path), seed=args.seed, name="cleanrl_ppo")
-        result = run_duplicate([me, make_player(name, seed=args.seed)], deals=args.eval_deals, seed=args.seed + 1,
-                               rules=args.preset, seats=args.players)
-        stats = {row["player"]: row for row in result.stats()}
-        pair = result.head_to_head()["cleanrl_ppo"][name]
-        out[name] = {"model_mean": stats["cleanrl_ppo"]["mean"], "model_ci95": stats["cleanrl_ppo"]["ci95"],
-                     "opponent_mean": stats[name]["mean"], "opponent_ci95": stats[name]["ci95"],
-                     "diff_mean": pair["mean"], "diff_ci95": pair["ci95"], "deals": args.eval_deals}
-    return out
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, save, evaluate; returns what run.json records."""
-    args = Args.parse(argv)
-    # an unknown opponent or a bad destination is refused before training
-    for name in split_list(args.eval_opponents):
-        make_player(name)
+    args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
+    check_args(args)
     check_writable([args.model_path, os.path.join(os.path.dirname(os.path.abspath(args.model_path)), "run.json")])
     rules = Rules.preset(args.preset).replace(start_counters=args.start_counters)
 
     # ---------------------------------------------------------------- seeding
-    torch.set_num_threads(args.torch_threads)
+    set_torch_threads(args.torch_threads)
     torch.manual_seed(args.seed)
     envs = PopeJoanVectorEnv(args.num_envs, args.players, rules, seed=args.seed, session_length=args.session_length)
     # ---------------------------------------------------------------- seeding
@@ -252,24 +225,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     path = save_state_dict(agent.state_dict(), args.model_path, meta)
     print(f"\n{step:,} decisions in {train_time:.0f} s ({step / train_time:,.0f} steps/s; rollouts alone "
           f"{step / rollout_time:,.0f} steps/s); model: {path}")
-    evaluation = evaluate(path, args) if args.eval_deals else {}
-    if evaluation:
+    evaluation = {}
+    if args.eval_deals:  # the saved model against each opponent; the deals' seed is --seed + 1
+        evaluation = evaluate(load_policy(path), split_list(args.eval_opponents), args.eval_deals, args.seed,
+                              args.preset, args.players, name="cleanrl_ppo", deal_seed=args.seed + 1)
         print(f"\nduplicate tournament, {args.eval_deals} deals, {args.players} players, counters per deal (95% CI):")
-        for name, r in evaluation.items():
-            print(f"  vs {name:<12} model {r['model_mean']:+.3f} ± {r['model_ci95']:.3f}   {name} "
-                  f"{r['opponent_mean']:+.3f} ± {r['opponent_ci95']:.3f}   model - {name} "
-                  f"{r['diff_mean']:+.3f} ± {r['diff_ci95']:.3f}")
-    run = {"args": dataclasses.asdict(args), "command": "python training/cleanrl_ppo.py " + " ".join(
-        sys.argv[1:] if argv is None else argv), "timesteps": step, "deals": deals,
-        "train_seconds": round(train_time, 1), "steps_per_s": round(step / train_time, 1),
-        "rollout_steps_per_s": round(step / rollout_time, 1), "model": path, "evaluation": evaluation}
-    write_atomic(os.path.join(os.path.dirname(os.path.abspath(path)), "run.json"), json.dumps(run, indent=1))
+        print(format_eval(evaluation))
+    run = {"args": dataclasses.asdict(args), "command": command("cleanrl_ppo.py", argv), "timesteps": step,
+           "deals": deals, "train_seconds": round(train_time, 1), "steps_per_s": round(step / train_time, 1),
+           "rollout_steps_per_s": round(step / rollout_time, 1), "model": path, "evaluation": evaluation}
+    write_run_json(os.path.dirname(os.path.abspath(path)), run)
     return run
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except PopeJoanError as err:  # bad flags: a message, not a traceback
-        print(f"cleanrl_ppo.py: error: {err}", file=sys.stderr)
-        sys.exit(2)
+    run_script(main)

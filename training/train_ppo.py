@@ -7,7 +7,7 @@ script, every knob a flag.
     python training/train_ppo.py --help                # every knob, with its help text
 
 The default recipe is the one that measured strongest in 15 minutes (README, "The recipe"): 60,000
-deals of ``pimc`` at every seat (``--imitate-deals``, ``training/imitation.py``), the ``suits``
+deals of ``pimc`` at every seat (``--imitate-deals``, ``training/expert_games.py``), the ``suits``
 actor (``--actor``) trained to choose its cards and the critic to value the positions, and no PPO
 steps after it (``--total-timesteps 0``): PPO fine-tuning from the imitation lost strength against
 ``pimc`` in every setting tried.  With ``--total-timesteps N`` PPO trains on from there.
@@ -28,20 +28,19 @@ duplicate-tournament evaluation against the scripted players every
 version, package version, seed, evaluation results, throughput), both
 atomically, then prints how the model does against each scripted player.
 
-The script reads top to bottom: the arguments, checking them, the evaluation,
-the callback that runs during training, the model, ``main``.
+The script reads top to bottom: the flags and their checks, the callback that runs
+during training, the imitation, then ``main``: seeding, the envs, the model, the
+imitation and PPO, saving, the final evaluation, ``run.json``.  What the training
+scripts share (flags, evaluation, the learning curve, ``run.json``) is in
+``training/training_common.py``.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import glob
-import inspect
-import json
 import os
 import platform
-import sys
 import time
 from typing import Any
 
@@ -55,19 +54,19 @@ from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
 
 from popejoan_env import __version__
 from popejoan_env.checks import split_list
-from popejoan_env.errors import PopeJoanError
-from popejoan_env.files import replacing, write_atomic
 from popejoan_env.envs.gymnasium_env import make_vec_env
+from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
+from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
 from popejoan_env.players import make_player, suits
-from popejoan_env.players.learned import LearnedPlayer, model_metadata, policy_from_state, rules_field, save_model
+from popejoan_env.players.learned import model_metadata, policy_from_state, rules_field, save_model
 from popejoan_env.rules import Rules, check_players
 from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
-from popejoan_env.tournament import TournamentResult, run_duplicate
-from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
 
-import imitation  # training/imitation.py, beside this script
+from expert_games import expert_games, imitate, tables_of  # training/, beside this script
+from training_common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir, parse_flags,
+                             run_script, set_torch_threads, write_learning_curve, write_run_json)
 
 
 VEC_ENVS = {"batch": 512, "dummy": 8, "subproc": 8}
@@ -78,127 +77,92 @@ ROLLOUT = 4096
 
 @dataclasses.dataclass
 class Args:
-    run_name: str = "ppo_modern_4p"
-    """name of the run: everything is written to <output-dir>/<run-name>/ (an existing run of that name is replaced)"""
-    output_dir: str = "models"
-    """directory that holds one sub-directory per run"""
-    seed: int = 1
-    """seed of everything: the deals, the opponents' generators, the network's initialisation, PPO's sampling"""
-    preset: str = "modern"
-    """rules preset to train on: modern or victorian, or both (modern,victorian) for an imitation-only run (--total-timesteps 0) whose network plays both; evaluations use the first"""
-    players: str = "4"
-    """table size, or a comma list such as 3,4,5 to mix table sizes in one run (observations are padded to 8 seats); a size listed twice gets twice the deals"""
-    opponents: str = "stops_first:0.5,pool_hunter:0.2,random:0.05,self:0.25"
-    """opponents mix name:weight,...; each other seat draws a player from it every deal; 'self' = a frozen snapshot of the learner"""
-    imitate_deals: int = 60_000
-    """deals of the --imitate-player at every seat whose decisions the policy and critic learn first (imitation, training/imitation.py), before PPO; 0 = none"""
-    imitate_player: str = "pimc"
-    """the player imitated (a make_player spec)"""
-    imitate_epochs: int = 8
-    """passes over the imitation data"""
-    imitate_temperature: float = 0.0
-    """> 0: the actor learns softmax(the expert's mean counters of each card searched / this), not only the card it chose (pimc gives its values)"""
-    imitate_lr: float = 1e-3
-    """Adam learning rate of the imitation"""
-    imitate_workers: int = 2
-    """forked processes playing the imitation deals (the data do not change)"""
-    deals_per_episode: int = 1
-    """deals in one episode (K > 1: a session with board and balances carried)"""
-    total_timesteps: int = 0
-    """PPO learner decisions to train for after the imitation (forced cards and lone legal leads are not decisions); 0 = none, the default recipe"""
-    n_envs: int = 0
-    """environments (learner seats) stepped together; 0 = the --vec-env's own: 512 for batch, 8 for dummy and subproc"""
-    vec_env: str = "batch"
-    """batch: every env in one BatchVecEnv on the batch engine, opponents vectorised (fastest); dummy: copies of the Gymnasium view in this process; subproc: one worker process per env"""
-    net_arch: str = "128,128"
-    """hidden layer widths of the policy and of the value network"""
-    activation: str = "tanh"
-    """hidden activation: tanh or relu"""
-    actor: str = "suits"
-    """the policy network: mlp (--net-arch) or suits (one network shared by the four suits, scoring each suit's 13 ranks: popejoan_env.players.suits; widths --actor-arch)"""
-    actor_arch: str = "64,128,128"
-    """widths of a suits actor: the context layer, then the suit network's hidden layers"""
-    oracle_critic: bool = False
-    """the value network also reads every hand and the dead hand (batch_observation.hidden_batch) while the policy reads only its observation; needs --vec-env batch"""
-    learning_rate: float = 3e-4
-    """Adam learning rate"""
-    anneal_lr: bool = True
-    """decay the learning rate linearly to 0 over the run"""
-    n_steps: int = 0
-    """steps per environment per rollout; 0 = 4096 / n_envs, so a rollout of 4096 steps whatever the number of envs"""
-    batch_size: int = 512
-    """minibatch size of the PPO update"""
-    n_epochs: int = 10
-    """passes over each rollout"""
-    gamma: float = 1.0
-    """discount; an episode is a handful of decisions and every counter counts the same, so 1.0"""
-    gae_lambda: float = 0.95
-    """GAE lambda"""
-    clip_range: float = 0.2
-    """PPO clipping"""
-    ent_coef: float = 0.01
-    """entropy bonus"""
-    vf_coef: float = 0.5
-    """value-loss weight"""
-    max_grad_norm: float = 0.5
-    """gradient clipping"""
-    reward_scale: float = 0.1
-    """rewards are counters times this (counters per deal run to tens)"""
-    balance_range: str = "-24,72"
-    """each seat's starting balance is drawn from this range (the tournament starts deals at 0, sessions at 48): balances do not change play, and the network should learn that"""
-    snapshot_interval: int = 100_000
-    """steps between self-play snapshots added to the opponents' 'self' pool"""
-    max_snapshots: int = 5
-    """snapshots kept in the 'self' pool (the oldest leave)"""
-    eval_interval: int = 250_000
-    """steps between evaluations (0 = only the final one)"""
-    eval_deals: int = 200
-    """duplicate deals per opponent in a periodic evaluation"""
-    eval_opponents: str = "stops_first,pool_hunter"
-    """scripted players to evaluate against periodically (comma list); evaluations use the first table size of --players and the first --preset; they make the learning curve (learning_curve.png)"""
-    final_eval_deals: int = 300
-    """duplicate deals per opponent in the final evaluation (0 = skip)"""
-    final_eval_opponents: str = "random,lowest,stops_first,pool_hunter,pimc"
-    """scripted players of the final evaluation (comma list)"""
-    checkpoint_interval: int = 500_000
-    """steps between checkpoints in <run>/checkpoints/ (0 = none)"""
-    torch_threads: int = 2
-    """torch CPU threads (0 = torch's default); on 2 cores 2 measured ~10% faster than 1: the updates use both cores while the envs wait"""
-    validate_args: bool = False
-    """torch.distributions argument checks; off is ~14% faster and the masks already keep actions legal"""
-    progress: bool = True
-    """show a progress bar"""
-    tensorboard: bool = True
-    """write TensorBoard logs to <run>/tb"""
+    """The flags of train_ppo.py: each field's help text is its --help."""
 
-    @classmethod
-    def parse(cls, argv: list[str] | None = None) -> Args:
-        """Arguments from the command line; each field's docstring is its --help text."""
-        import argparse
-
-        helps = {k: v.replace("%", "%%") for k, v in _field_docs(cls).items()}  # argparse formats help with %
-        parser = argparse.ArgumentParser(
-            description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-        )
-        for f in dataclasses.fields(cls):
-            flag = "--" + f.name.replace("_", "-")
-            if f.type in (bool, "bool"):
-                parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=helps[f.name])
-            else:
-                kind = {"int": int, "float": float, "str": str}[f.type if isinstance(f.type, str) else f.type.__name__]
-                parser.add_argument(flag, type=kind, default=f.default, help=helps[f.name])
-        return cls(**vars(parser.parse_args(argv)))
-
-
-def _field_docs(cls: type) -> dict[str, str]:
-    """Attribute docstrings of a dataclass (the string after each field)."""
-    tree = ast.parse(inspect.getsource(cls))
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    docs = {}
-    for a, b in zip(body, body[1:]):
-        if isinstance(a, ast.AnnAssign) and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant):
-            docs[a.target.id] = b.value.value  # type: ignore[union-attr]
-    return docs
+    run_name: str = arg("ppo_modern_4p",
+                        "name of the run: everything is written to <output-dir>/<run-name>/ (an existing run of that "
+                        "name is replaced)")
+    output_dir: str = arg("models", "directory that holds one sub-directory per run")
+    seed: int = arg(1,
+                    "seed of everything: the deals, the opponents' generators, the network's initialisation, PPO's "
+                    "sampling")
+    preset: str = arg("modern",
+                      "rules preset to train on: modern or victorian, or both (modern,victorian) for an imitation-only "
+                      "run (--total-timesteps 0) whose network plays both; evaluations use the first")
+    players: str = arg("4",
+                       "table size, or a comma list such as 3,4,5 to mix table sizes in one run (observations are "
+                       "padded to 8 seats); a size listed twice gets twice the deals")
+    opponents: str = arg("stops_first:0.5,pool_hunter:0.2,random:0.05,self:0.25",
+                         "opponents mix name:weight,...; each other seat draws a player from it every deal; 'self' = a "
+                         "frozen snapshot of the learner")
+    imitate_deals: int = arg(60_000,
+                             "deals of the --imitate-player at every seat whose decisions the policy and critic learn "
+                             "first (imitation, training/expert_games.py), before PPO; 0 = none")
+    imitate_player: str = arg("pimc", "the player imitated (a make_player spec)")
+    imitate_epochs: int = arg(8, "passes over the imitation data")
+    imitate_temperature: float = arg(0.0,
+                                     "> 0: the actor learns softmax(the expert's mean counters of each card searched / "
+                                     "this), not only the card it chose (pimc gives its values)")
+    imitate_lr: float = arg(1e-3, "Adam learning rate of the imitation")
+    imitate_workers: int = arg(2, "forked processes playing the imitation deals (the data do not change)")
+    deals_per_episode: int = arg(1, "deals in one episode (K > 1: a session with board and balances carried)")
+    total_timesteps: int = arg(0,
+                               "PPO learner decisions to train for after the imitation (forced cards and lone legal "
+                               "leads are not decisions); 0 = none, the default recipe")
+    n_envs: int = arg(0,
+                      "environments (learner seats) stepped together; 0 = the --vec-env's own: 512 for batch, 8 for "
+                      "dummy and subproc")
+    vec_env: str = arg("batch",
+                       "batch: every env in one BatchVecEnv on the batch engine, opponents vectorised (fastest); "
+                       "dummy: copies of the Gymnasium view in this process; subproc: one worker process per env")
+    net_arch: str = arg("128,128", "hidden layer widths of the policy and of the value network")
+    activation: str = arg("tanh", "hidden activation: tanh or relu")
+    actor: str = arg("suits",
+                     "the policy network: mlp (--net-arch) or suits (one network shared by the four suits, scoring "
+                     "each suit's 13 ranks: popejoan_env.players.suits; widths --actor-arch)")
+    actor_arch: str = arg("64,128,128",
+                          "widths of a suits actor: the context layer, then the suit network's hidden layers")
+    oracle_critic: bool = arg(False,
+                              "the value network also reads every hand and the dead hand "
+                              "(batch_observation.hidden_batch) while the policy reads only its observation; needs "
+                              "--vec-env batch")
+    learning_rate: float = arg(3e-4, "Adam learning rate")
+    anneal_lr: bool = arg(True, "decay the learning rate linearly to 0 over the run")
+    n_steps: int = arg(0,
+                       "steps per environment per rollout; 0 = 4096 / n_envs, so a rollout of 4096 steps whatever the "
+                       "number of envs")
+    batch_size: int = arg(512, "minibatch size of the PPO update")
+    n_epochs: int = arg(10, "passes over each rollout")
+    gamma: float = arg(1.0, "discount; an episode is a handful of decisions and every counter counts the same, so 1.0")
+    gae_lambda: float = arg(0.95, "GAE lambda")
+    clip_range: float = arg(0.2, "PPO clipping")
+    ent_coef: float = arg(0.01, "entropy bonus")
+    vf_coef: float = arg(0.5, "value-loss weight")
+    max_grad_norm: float = arg(0.5, "gradient clipping")
+    reward_scale: float = arg(0.1, "rewards are counters times this (counters per deal run to tens)")
+    balance_range: str = arg("-24,72",
+                             "each seat's starting balance is drawn from this range (the tournament starts deals at 0, "
+                             "sessions at 48): balances do not change play, and the network should learn that")
+    snapshot_interval: int = arg(100_000, "steps between self-play snapshots added to the opponents' 'self' pool")
+    max_snapshots: int = arg(5, "snapshots kept in the 'self' pool (the oldest leave)")
+    eval_interval: int = arg(250_000, "steps between evaluations (0 = only the final one)")
+    eval_deals: int = arg(200, "duplicate deals per opponent in a periodic evaluation")
+    eval_opponents: str = arg("stops_first,pool_hunter",
+                              "scripted players to evaluate against periodically (comma list); evaluations use the "
+                              "first table size of --players and the first --preset; they make the learning curve "
+                              "(learning_curve.png)")
+    final_eval_deals: int = arg(300, "duplicate deals per opponent in the final evaluation (0 = skip)")
+    final_eval_opponents: str = arg("random,lowest,stops_first,pool_hunter,pimc",
+                                    "scripted players of the final evaluation (comma list)")
+    checkpoint_interval: int = arg(500_000, "steps between checkpoints in <run>/checkpoints/ (0 = none)")
+    torch_threads: int = arg(2,
+                             "torch CPU threads (0 = torch's default); on 2 cores 2 measured ~10% faster than 1: the "
+                             "updates use both cores while the envs wait")
+    validate_args: bool = arg(False,
+                              "torch.distributions argument checks; off is ~14% faster and the masks already keep "
+                              "actions legal")
+    progress: bool = arg(True, "show a progress bar")
+    tensorboard: bool = arg(True, "write TensorBoard logs to <run>/tb")
 
 
 # ---------------------------------------------------------------------- checking the flags
@@ -228,9 +192,7 @@ def _ints(text: str) -> list[int]:
 
 def check_args(args: Args) -> Setup:
     """Check every flag that can be wrong (a PopeJoanError says which), before anything is written."""
-    name = args.run_name
-    if not name.strip() or name in (".", "..") or any(sep and sep in name for sep in (os.sep, os.altsep)):
-        raise PopeJoanError(f"--run-name must be a plain name (a directory made in --output-dir), got {name!r}")
+    check_run_name(args.run_name)
     presets = [Rules.preset(preset) for preset in split_list(args.preset)]
     if not presets or len({rules.name for rules in presets}) < len(presets):
         raise PopeJoanError(f"--preset takes one preset or a comma list of different ones, got {args.preset!r}")
@@ -273,8 +235,8 @@ def check_args(args: Args) -> Setup:
                             f"got {args.n_envs} and {args.n_steps}")
     n_envs = args.n_envs or VEC_ENVS[args.vec_env]
     n_steps = args.n_steps or max(1, ROLLOUT // n_envs)
-    return Setup(presets, table_sizes, net_arch, actor_arch, balance_range, uses_self=any(name == SELF for name, _ in mix),
-                 n_envs=n_envs, n_steps=n_steps)
+    return Setup(presets, table_sizes, net_arch, actor_arch, balance_range,
+                 uses_self=any(name == SELF for name, _ in mix), n_envs=n_envs, n_steps=n_steps)
 
 
 def clear_run(run_dir: str) -> None:
@@ -293,43 +255,6 @@ def metadata(args: Args, setup: Setup, steps: int) -> dict[str, Any]:
                               architecture=suits.ARCHITECTURE, critic_arch=setup.net_arch)
     return model_metadata(setup.presets, sizes, setup.net_arch, args.activation, timesteps=steps,
                           run_name=args.run_name, seed=args.seed, opponents=args.opponents)
-
-
-# ---------------------------------------------------------------------- evaluation
-def evaluate(policy: Any, opponents: list[str], deals: int, seed: int, rules: Any, players: int,
-             progress: bool = False) -> dict[str, dict[str, Any]]:
-    """Duplicate tournament of the policy against each scripted player: counters per deal with 95% CI."""
-    out: dict[str, dict[str, Any]] = {}
-    for name in opponents:
-        learner = LearnedPlayer(policy, seed=seed, name="model")
-        result = run_duplicate([learner, make_player(name, seed=seed)], deals=deals, seed=seed, rules=rules,
-                               seats=players, progress=progress)
-        out[name] = summarise(result, "model", name)
-    return out
-
-
-def summarise(result: TournamentResult, me: str, other: str) -> dict[str, Any]:
-    """The model's and the opponent's mean counters per deal (95% CI) and their difference, from a TournamentResult."""
-    stats = {row["player"]: row for row in result.stats()}
-    a, b = stats[me], stats[other]
-    pair = result.head_to_head()[me][other]
-    return {
-        "deals": result.deals,
-        "model_mean": a["mean"], "model_ci95": a["ci95"],
-        "opponent_mean": b["mean"], "opponent_ci95": b["ci95"],
-        "diff_mean": pair["mean"], "diff_ci95": pair["ci95"],
-        "significant": bool(abs(pair["mean"]) > pair["ci95"]),
-    }
-
-
-def format_eval(rows: dict[str, dict[str, Any]]) -> str:
-    """A small text table of an evaluation."""
-    lines = [f"{'opponent':<14}{'model c/deal':>18}{'opponent c/deal':>18}{'model - opp':>18}"]
-    for name, r in rows.items():
-        diff = f"{r['diff_mean']:+.3f} ± {r['diff_ci95']:.3f}"
-        lines.append(f"{name:<14}{r['model_mean']:>+11.3f} ± {r['model_ci95']:.3f}"
-                     f"{r['opponent_mean']:>+11.3f} ± {r['opponent_ci95']:.3f}{diff:>18}")
-    return "\n".join(lines)
 
 
 def current_policy(model: MaskablePPO, args: Args, setup: Setup, steps: int) -> Any:
@@ -433,114 +358,15 @@ class CleanRLBoard(TensorBoardOutputFormat):
         super().write(kv, ex, step)
 
 
-# ---------------------------------------------------------------------- the envs and the model
-def make_env(args: Args, setup: Setup, seed: int) -> Any:
-    """The training envs: ``BatchVecEnv`` (batch) or copies of ``PopeJoanGymEnv`` (dummy, subproc), seeded."""
-    kwargs = dict(players=setup.table_sizes, rules=setup.rules, opponents=args.opponents,
-                  max_snapshots=args.max_snapshots, deals=args.deals_per_episode, reward_scale=args.reward_scale,
-                  balance_range=setup.balance_range)
-    if args.vec_env == "batch":
-        # PPO reads terminal observations only for truncated episodes, and no episode here is truncated.
-        return make_batch_vec_env(setup.n_envs, seed, terminal_observation=False, oracle=args.oracle_critic,
-                                  **kwargs)
-    return make_vec_env(setup.n_envs, seed, args.vec_env, **kwargs)
-
-
-def make_model(args: Args, setup: Setup, vec: Any, seed: int) -> MaskablePPO:
-    """MaskablePPO with the flags' network, schedule and PPO settings, on CPU."""
-    lr: Any = args.learning_rate
-    if args.anneal_lr:
-        rate = float(args.learning_rate)  # a float, not the Args: the schedule is pickled into the model file
-        lr = lambda progress: rate * progress  # noqa: E731  (progress goes 1 -> 0)
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
-    policy: Any = OraclePolicy if args.oracle_critic else "MlpPolicy"
-    policy_kwargs: dict[str, Any] = dict(net_arch=dict(pi=setup.net_arch, vf=setup.net_arch), activation_fn=activation)
-    if args.actor == suits.ARCHITECTURE:
-        policy = SuitsPolicy
-        policy_kwargs.update(actor_arch=setup.actor_arch, activation=args.activation)
-    return MaskablePPO(
-        policy, vec, learning_rate=lr, n_steps=setup.n_steps, batch_size=args.batch_size,
-        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
-        ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
-        policy_kwargs=policy_kwargs,
-        seed=seed, device="cpu", verbose=0,
-        stats_window_size=2000,  # counters per deal are noisy (sd ~10): average many episodes for the charts
-    )
-
-
-def run_summary(args: Args, argv: list[str] | None, setup: Setup, steps: int, seconds: dict[str, float],
-                evals: list[dict[str, Any]], final: dict[str, Any], model_path: str, run_dir: str) -> dict[str, Any]:
-    """What ``run.json`` records: the command and arguments, rules, versions, seed, evaluations, throughput."""
-    return {
-        "run_name": args.run_name,
-        "command": "python training/train_ppo.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "args": dataclasses.asdict(args),
-        "rules": rules_field(setup.presets),
-        "obs_version": OBS_VERSION,
-        "obs_size": OBS_SIZE,
-        "package_version": __version__,
-        "seed": args.seed,
-        "envs": {"vec_env": args.vec_env, "n_envs": setup.n_envs, "n_steps": setup.n_steps},
-        "timesteps": steps,
-        "wall_seconds": {k: round(v, 1) for k, v in seconds.items()},
-        "learner_steps_per_s": round(steps / max(seconds["train"] - seconds["imitation"], 1e-9), 1),
-        "evaluations": evals,
-        "final_evaluation": final,
-        "model": os.path.relpath(model_path, run_dir),
-        "versions": {"python": platform.python_version(), "torch": torch.__version__,
-                     "stable_baselines3": stable_baselines3.__version__, "sb3_contrib": sb3_contrib.__version__,
-                     "numpy": np.__version__},
-    }
-
-
-def write_learning_curve(path: str, args: Args, setup: Setup, evals: list[dict[str, Any]], final: dict[str, Any],
-                         train_seconds: float) -> str:
-    """Model minus each scripted player (95% CI) against minutes of training, as a PNG written atomically."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4.8), dpi=110)
-    names = list(dict.fromkeys([k for e in evals for k in e["results"]] + list(final)))
-    colours = {name: f"C{i}" for i, name in enumerate(names)}
-    for name in names:
-        points = [(e["train_seconds"] / 60, e["results"][name]) for e in evals if name in e["results"]]
-        if name in final:
-            points.append((train_seconds / 60, final[name]))
-        x = [t for t, _ in points]
-        y = [r["diff_mean"] for _, r in points]
-        err = [r["diff_ci95"] for _, r in points]
-        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, color=colours[name], label=f"model − {name}",
-                    linestyle="-" if len(points) > 1 else "none")
-    ax.axhline(0.0, color="grey", linewidth=0.8)
-    ax.set_xlabel("minutes of training (evaluations left out)")
-    ax.set_ylabel("counters per deal, model − opponent (95% CI)")
-    deals = f"{args.eval_deals} duplicate deals a point" + (f", the last {args.final_eval_deals}" if final else "")
-    ax.set_title(f"{args.run_name}: {setup.rules.name}, {setup.table_sizes[0]} seats, {deals}", fontsize=10)
-    ax.legend(fontsize=8, loc="best")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    with replacing(path) as tmp:
-        fig.savefig(tmp, format="png")
-    plt.close(fig)
-    return path
-
-
-def write_summary(run_dir: str, summary: dict[str, Any]) -> str:
-    """Write ``run.json`` atomically; returns its path."""
-    return write_atomic(os.path.join(run_dir, "run.json"), json.dumps(summary, indent=1))
-
-
+# ---------------------------------------------------------------------- the imitation
 def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback) -> dict[str, Any]:
     """The imitation before PPO: the expert's games, the policy and critic trained on them, an evaluation
     (the learning curve's first point); what ``run.json`` records of it."""
     t0 = time.perf_counter()
     print(f"imitation: {args.imitate_deals:,} deals of {args.imitate_player} at every seat, "
           f"{args.imitate_workers} worker(s)", flush=True)
-    games = imitation.expert_games(args.imitate_player, imitation.tables_of(setup.presets, setup.table_sizes),
-                                   args.imitate_deals,
-                                   args.seed + 20_000, setup.balance_range, args.reward_scale, args.imitate_workers)
+    games = expert_games(args.imitate_player, tables_of(setup.presets, setup.table_sizes), args.imitate_deals,
+                         args.seed + 20_000, setup.balance_range, args.reward_scale, args.imitate_workers)
 
     def after_epoch(epoch: int) -> None:  # the learning curve's points during the imitation
         if args.eval_interval:
@@ -551,8 +377,8 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback)
             print(f"imitation epoch {epoch}: {callback.last_eval}", flush=True)
 
     after_epoch(0)  # the network before it learns anything
-    history = imitation.imitate(model.policy, games, args.imitate_epochs, args.imitate_lr, args.batch_size,
-                                args.seed, temperature=args.imitate_temperature, after_epoch=after_epoch)
+    history = imitate(model.policy, games, args.imitate_epochs, args.imitate_lr, args.batch_size, args.seed,
+                      temperature=args.imitate_temperature, after_epoch=after_epoch)
     callback.before_seconds = time.perf_counter() - t0 - callback.first_eval_seconds
     print(f"imitation: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
           f"{callback.before_seconds - games.seconds:.0f} s; held-out agreement with {args.imitate_player} "
@@ -565,15 +391,14 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback)
 # ---------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, evaluate, save; returns the run summary written to run.json."""
-    args = Args.parse(argv)
+    args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
     setup = check_args(args)  # every flag that can be wrong is checked before anything is written
-    run_dir = os.path.join(args.output_dir, args.run_name)
+    run_dir = make_run_dir(args.output_dir, args.run_name)
     ckpt_dir = os.path.join(run_dir, "checkpoints")
     clear_run(run_dir)
     os.makedirs(ckpt_dir, exist_ok=True)
     torch.distributions.Distribution.set_default_validate_args(args.validate_args)  # off: ~14% faster (MEASURED.md)
-    if args.torch_threads > 0:
-        torch.set_num_threads(args.torch_threads)
+    set_torch_threads(args.torch_threads)
 
     # ---------------------------------------------------------------- seeding
     # One place: the env seeds (batch: every stream of the BatchVecEnv from the seed; dummy/subproc: env i
@@ -585,8 +410,38 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     eval_seed = args.seed + 10_000
     # ---------------------------------------------------------------- seeding
 
-    vec = make_env(args, setup, env_seed)
-    model = make_model(args, setup, vec, ppo_seed)
+    # the envs: BatchVecEnv (batch) or copies of PopeJoanGymEnv (dummy, subproc)
+    env_kwargs = dict(players=setup.table_sizes, rules=setup.rules, opponents=args.opponents,
+                      max_snapshots=args.max_snapshots, deals=args.deals_per_episode, reward_scale=args.reward_scale,
+                      balance_range=setup.balance_range)
+    if args.vec_env == "batch":
+        # PPO reads terminal observations only for truncated episodes, and no episode here is truncated.
+        vec = make_batch_vec_env(setup.n_envs, env_seed, terminal_observation=False, oracle=args.oracle_critic,
+                                 **env_kwargs)
+    else:
+        vec = make_vec_env(setup.n_envs, env_seed, args.vec_env, **env_kwargs)
+
+    # the model: MaskablePPO with the flags' network, schedule and PPO settings, on CPU
+    lr: Any = args.learning_rate
+    if args.anneal_lr:
+        rate = float(args.learning_rate)  # a float, not the Args: the schedule is pickled into the model file
+        lr = lambda progress: rate * progress  # noqa: E731  (progress goes 1 -> 0)
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
+    policy: Any = OraclePolicy if args.oracle_critic else "MlpPolicy"
+    policy_kwargs: dict[str, Any] = dict(net_arch=dict(pi=setup.net_arch, vf=setup.net_arch), activation_fn=activation)
+    if args.actor == suits.ARCHITECTURE:
+        policy = SuitsPolicy
+        policy_kwargs.update(actor_arch=setup.actor_arch, activation=args.activation)
+    model = MaskablePPO(
+        policy, vec, learning_rate=lr, n_steps=setup.n_steps, batch_size=args.batch_size,
+        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
+        ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
+        policy_kwargs=policy_kwargs,
+        seed=ppo_seed, device="cpu", verbose=0,
+        stats_window_size=2000,  # counters per deal are noisy (sd ~10): average many episodes for the charts
+    )
+
+    # the imitation, then PPO
     callback = Callback(args, setup, ckpt_dir, eval_seed)
     imitated = warm_start(model, args, setup, callback) if args.imitate_deals else None
     if setup.uses_self:  # the 'self' share needs a snapshot before the first reset: the untrained network
@@ -597,16 +452,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     print(f"training {args.run_name}: {args.preset}, players {setup.table_sizes}, opponents {args.opponents}, "
           f"{args.total_timesteps:,} steps, {setup.n_envs} {args.vec_env} envs x {setup.n_steps} steps a rollout, "
-          f"obs {OBS_SIZE} (v{OBS_VERSION})" + (", the critic also reads the hidden hands" if args.oracle_critic else ""),
-          flush=True)
+          f"obs {OBS_SIZE} (v{OBS_VERSION})"
+          + (", the critic also reads the hidden hands" if args.oracle_critic else ""), flush=True)
     t_start = time.perf_counter()
     model.learn(total_timesteps=args.total_timesteps, callback=CallbackList([callback]))
     wall = time.perf_counter() - t_start
     steps = int(model.num_timesteps)
     train_time = wall - callback.eval_seconds + callback.before_seconds  # the imitation is training too
+
+    # saving, the final evaluation, run.json
     model_path = save_model(model, os.path.join(run_dir, "model.zip"), metadata(args, setup, steps))
     vec.close()
-
     final: dict[str, Any] = {}
     final_time = 0.0
     if args.final_eval_deals > 0:
@@ -619,14 +475,35 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     seconds = {"train": train_time, "imitation": callback.before_seconds,
                "periodic_eval": callback.eval_seconds + callback.first_eval_seconds, "final_eval": final_time}
-    summary = run_summary(args, argv, setup, steps, seconds, callback.evals, final, model_path, run_dir)
+    summary: dict[str, Any] = {
+        "run_name": args.run_name,
+        "command": command("train_ppo.py", argv),
+        "args": dataclasses.asdict(args),
+        "rules": rules_field(setup.presets),
+        "obs_version": OBS_VERSION,
+        "obs_size": OBS_SIZE,
+        "package_version": __version__,
+        "seed": args.seed,
+        "envs": {"vec_env": args.vec_env, "n_envs": setup.n_envs, "n_steps": setup.n_steps},
+        "timesteps": steps,
+        "wall_seconds": {k: round(v, 1) for k, v in seconds.items()},
+        "learner_steps_per_s": round(steps / max(seconds["train"] - seconds["imitation"], 1e-9), 1),
+        "evaluations": callback.evals,
+        "final_evaluation": final,
+        "model": os.path.relpath(model_path, run_dir),
+        "versions": {"python": platform.python_version(), "torch": torch.__version__,
+                     "stable_baselines3": stable_baselines3.__version__, "sb3_contrib": sb3_contrib.__version__,
+                     "numpy": np.__version__},
+    }
     if imitated is not None:
         summary["imitation"] = imitated
     if callback.evals or final:
-        summary["learning_curve"] = os.path.relpath(
-            write_learning_curve(os.path.join(run_dir, "learning_curve.png"), args, setup, callback.evals, final,
-                                 train_time), run_dir)
-    write_summary(run_dir, summary)
+        deals = f"{args.eval_deals} duplicate deals a point" + (f", the last {args.final_eval_deals}" if final else "")
+        title = f"{args.run_name}: {setup.rules.name}, {setup.table_sizes[0]} seats, {deals}"
+        curve = write_learning_curve(os.path.join(run_dir, "learning_curve.png"), title, callback.evals, final,
+                                     train_time)
+        summary["learning_curve"] = os.path.relpath(curve, run_dir)
+    write_run_json(run_dir, summary)
     done = f"{steps:,} PPO learner steps ({summary['learner_steps_per_s']:,.0f}/s)"
     if imitated is not None:
         done = f"the imitation of {imitated['decisions']:,} {args.imitate_player} decisions and " + done
@@ -639,8 +516,4 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except PopeJoanError as err:  # bad flags (preset, players, opponents ...): a message, not a traceback
-        print(f"train_ppo.py: error: {err}", file=sys.stderr)
-        sys.exit(2)
+    run_script(main)

@@ -23,37 +23,34 @@ evaluation), RLlib checkpoints in ``checkpoints/`` (``--restore`` resumes
 from one), TensorBoard logs in ``tb/``.  Bad flags: one line and exit 2.
 RLlib's sampling is asynchronous across env runners, so a run is seeded
 (``--seed``: the network, the deals of every env) but not bit-reproducible.
+What the training scripts share (flags, evaluation, ``run.json``) is in
+``training/training_common.py``.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
-import json
 import os
 import platform
-import sys
 import time
 from typing import Any
 
 from popejoan_env import __version__
 from popejoan_env.checks import split_list
-from popejoan_env.cli import OneLineParser
 from popejoan_env.cluster import check_address, connected, import_ray
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.files import check_writable, write_atomic
 from popejoan_env.players import make_player
 from popejoan_env.rules import Rules, check_players
 
-
-def arg(default: Any, text: str) -> Any:
-    """A field with its --help text."""
-    return dataclasses.field(default=default, metadata={"help": text})
+from training_common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir, parse_flags,
+                             run_script, set_torch_threads, write_run_json)
 
 
 @dataclasses.dataclass
 class Args:
+    """The flags of train_rllib.py: each field's help text is its --help (``lambda_`` is ``--lambda``)."""
+
     run_name: str = arg("rllib_modern_4p", "name of the run: everything goes to <output-dir>/<run-name>/")
     output_dir: str = arg("models", "directory holding one sub-directory per run")
     seed: int = arg(1, "seed of the network's initialisation and of every env's deals (not bit-reproducible: "
@@ -97,26 +94,6 @@ class Args:
     eval_deals: int = arg(200, "duplicate deals against each evaluation opponent at the end (0: none)")
     eval_opponents: str = arg("stops_first,pool_hunter", "scripted players to evaluate against (comma list)")
 
-    @classmethod
-    def parse(cls, argv: list[str] | None = None) -> Args:
-        """The flags; each field's help text is its --help; a bad one is one line and exit 2."""
-        parser = OneLineParser(description=__doc__.split("\n\n")[0],
-                               formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-        for f in dataclasses.fields(cls):
-            flag = "--" + f.name.rstrip("_").replace("_", "-")
-            if str(f.type) == "bool":
-                parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=f.default,
-                                    help=f.metadata["help"])
-            else:
-                kind = {"int": int, "float": float}.get(str(f.type), str)
-                parser.add_argument(flag, dest=f.name, type=kind, default=f.default, help=f.metadata["help"])
-        args = cls(**vars(parser.parse_args(argv)))
-        try:
-            check_args(args)
-        except PopeJoanError as err:
-            parser.error(str(err))
-        return args
-
 
 def table_sizes(args: Args) -> list[int]:
     """The table sizes of ``--players``."""
@@ -144,6 +121,7 @@ def net_arch(args: Args) -> list[int]:
 
 def check_args(args: Args) -> None:
     """Refuse every flag that cannot work (a PopeJoanError naming it), before Ray starts."""
+    check_run_name(args.run_name)
     Rules.preset(args.preset)
     check_address(args.address or None)
     table_sizes(args)
@@ -156,7 +134,8 @@ def check_args(args: Args) -> None:
             raise PopeJoanError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     if args.num_gpus_per_learner < 0:
         raise PopeJoanError(f"--num-gpus-per-learner must be 0 or more, got {args.num_gpus_per_learner}")
-    for name in ("num_cpus", "num_env_runners", "num_learners", "rollout_fragment_length", "snapshots", "checkpoint_interval"):
+    for name in ("num_cpus", "num_env_runners", "num_learners", "rollout_fragment_length", "snapshots",
+                 "checkpoint_interval"):
         if getattr(args, name) < 0:
             raise PopeJoanError(f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}")
     if args.minibatch_size > args.train_batch_size:
@@ -167,7 +146,8 @@ def check_args(args: Args) -> None:
     if args.max_seconds < 0:
         raise PopeJoanError(f"--max-seconds must be 0 (no limit) or more, got {args.max_seconds}")
     if args.learning_rate <= 0 or args.reward_scale <= 0 or not 0 < args.gamma <= 1 or not 0 <= args.lambda_ <= 1:
-        raise PopeJoanError("--learning-rate and --reward-scale must be positive, --gamma in (0, 1], --lambda in [0, 1]")
+        raise PopeJoanError("--learning-rate and --reward-scale must be positive, --gamma in (0, 1], "
+                            "--lambda in [0, 1]")
     if args.eval_deals == 1 or args.eval_deals < 0:
         raise PopeJoanError(f"--eval-deals must be 0 or at least 2, got {args.eval_deals}")
     for name in split_list(args.eval_opponents):
@@ -236,47 +216,28 @@ def _metric(result: dict[str, Any], *path: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def evaluate(path: str, args: Args, seats: int) -> dict[str, dict[str, float]]:
-    """The exported policy against each opponent: duplicate deals, counters per deal, 95% CI."""
-    from popejoan_env.players.learned import LearnedPlayer, load_policy
-    from popejoan_env.tournament import run_duplicate
-
-    out = {}
-    for name in split_list(args.eval_opponents):
-        me = LearnedPlayer(load_policy(path), seed=args.seed, name="rllib_ppo")
-        result = run_duplicate([me, make_player(name, seed=args.seed)], deals=args.eval_deals, seed=args.seed + 1,
-                               rules=args.preset, seats=seats)
-        stats = {row["player"]: row for row in result.stats()}
-        pair = result.head_to_head()["rllib_ppo"][name]
-        out[name] = {"model_mean": stats["rllib_ppo"]["mean"], "model_ci95": stats["rllib_ppo"]["ci95"],
-                     "diff_mean": pair["mean"], "diff_ci95": pair["ci95"], "deals": args.eval_deals, "seats": seats}
-    return out
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, checkpoint, export, evaluate; returns what run.json records."""
-    args = Args.parse(argv)
+    args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
+    check_args(args)  # every flag that cannot work is refused before Ray starts
     import_ray()
     start = time.perf_counter()
     with connected(args.address or None, num_cpus=args.num_cpus or None):
         # Ray first: a cluster out of reach writes nothing; then the run's directory, before any training.
-        run_dir = os.path.join(args.output_dir, args.run_name)
-        check_writable([os.path.join(run_dir, "model.zip"), os.path.join(run_dir, "run.json")])
-        run = train(args, argv, ray_start=time.perf_counter() - start)
-    return run
+        run_dir = os.path.abspath(make_run_dir(args.output_dir, args.run_name))
+        ray_start = time.perf_counter() - start
+        return train(args, argv, run_dir, ray_start)
 
 
-def train(args: Args, argv: list[str] | None, ray_start: float) -> dict[str, Any]:
-    """The run itself, on the Ray that ``main`` started or joined."""
+def train(args: Args, argv: list[str] | None, run_dir: str, ray_start: float) -> dict[str, Any]:
+    """The run itself, on the Ray that ``main`` started or joined: the algorithm, the loop, saving, evaluation."""
     import ray
     import torch
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
     from popejoan_env.envs.rllib_env import export_policy, module_ids
 
-    run_dir = os.path.abspath(os.path.join(args.output_dir, args.run_name))
-    os.makedirs(run_dir, exist_ok=True)
-    torch.set_num_threads(args.torch_threads)
+    set_torch_threads(args.torch_threads)
     algo = build_config(args).build_algo()
     if args.restore:
         algo.restore_from_path(os.path.abspath(args.restore))
@@ -290,7 +251,8 @@ def train(args: Args, argv: list[str] | None, ray_start: float) -> dict[str, Any
     steps, iteration, history = 0, 0, []
     train_start = time.perf_counter()
     last_checkpoint = ""
-    while steps < args.total_timesteps and not (args.max_seconds and time.perf_counter() - train_start >= args.max_seconds):
+    limit = args.max_seconds or float("inf")  # --max-seconds 0: no limit
+    while steps < args.total_timesteps and time.perf_counter() - train_start < limit:
         result = algo.train()
         iteration += 1
         steps = int(_metric(result, ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME) or steps)
@@ -333,28 +295,27 @@ def train(args: Args, argv: list[str] | None, ray_start: float) -> dict[str, Any
     print(f"\n{steps:,} env steps in {train_seconds:.0f} s ({steps / train_seconds:,.0f} steps/s, "
           f"Ray started in {ray_start:.1f} s); model: {model}")
     evaluation = {}
-    if args.eval_deals:
+    if args.eval_deals:  # the exported policy against each opponent at each table size; the deals' seed is --seed + 1
+        from popejoan_env.players.learned import load_policy
+
         for seats in sorted(set(sizes)):
-            evaluation[str(seats)] = evaluate(model, args, seats)
-            for name, r in evaluation[str(seats)].items():
-                print(f"  {seats} seats vs {name:<12} model - {name} {r['diff_mean']:+.3f} ± {r['diff_ci95']:.3f} "
-                      f"({r['deals']} duplicate deals)", flush=True)
+            rows = evaluate(load_policy(model), split_list(args.eval_opponents), args.eval_deals, args.seed,
+                            args.preset, seats, name="rllib_ppo", deal_seed=args.seed + 1)
+            evaluation[str(seats)] = {name: {**row, "seats": seats} for name, row in rows.items()}
+            print(f"\n{seats} seats, {args.eval_deals} duplicate deals, counters per deal (95% CI):\n"
+                  + format_eval(rows), flush=True)
     run = {
         "args": dataclasses.asdict(args),
-        "command": "python training/train_rllib.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": command("train_rllib.py", argv),
         "env_steps": steps, "iterations": iteration, "train_seconds": round(train_seconds, 1),
         "steps_per_s": round(steps / train_seconds, 1), "ray_start_seconds": round(ray_start, 1),
         "model": model, "checkpoint": last_checkpoint, "history": history, "evaluation": evaluation,
         "versions": {"popejoan": __version__, "ray": ray.__version__, "torch": torch.__version__,
                      "python": platform.python_version()},
     }
-    write_atomic(os.path.join(run_dir, "run.json"), json.dumps(run, indent=1))
+    write_run_json(run_dir, run)
     return run
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except PopeJoanError as err:  # Ray missing or a cluster out of reach: one line and exit 2, not a traceback
-        print(f"train_rllib.py: error: {err}", file=sys.stderr)
-        sys.exit(2)
+    run_script(main)  # Ray missing or a cluster out of reach too: one line and exit 2, not a traceback

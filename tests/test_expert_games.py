@@ -1,4 +1,4 @@
-"""The imitation warm start (training/imitation.py): the expert's games are the same for any number of workers,
+"""The imitation warm start (training/expert_games.py): the expert's games are the same for any number of workers,
 their values are what each seat won from each decision on, the imitation learns the expert's choices, and
 train_ppo.py runs it before PPO (and refuses what does not combine with it)."""
 
@@ -13,7 +13,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "training"))
 
-import imitation  # noqa: E402
+import expert_games  # noqa: E402
 from popejoan_env.errors import PopeJoanError  # noqa: E402
 from popejoan_env.observation import BALANCES  # noqa: E402
 from popejoan_env.observation import BALANCE_SCALE  # noqa: E402
@@ -21,14 +21,14 @@ from popejoan_env.rules import Rules  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def games() -> imitation.Games:
-    tables = imitation.tables_of([Rules.preset("modern")], [3, 5])
-    return imitation.expert_games("stops_first", tables, 40, 7, (-24, 72), 0.1, workers=1)
+def games() -> expert_games.Games:
+    tables = expert_games.tables_of([Rules.preset("modern")], [3, 5])
+    return expert_games.expert_games("stops_first", tables, 40, 7, (-24, 72), 0.1, workers=1)
 
 
-def test_the_games_do_not_depend_on_the_workers(games: imitation.Games) -> None:
-    tables = imitation.tables_of([Rules.preset("modern")], [3, 5])
-    forked = imitation.expert_games("stops_first", tables, 40, 7, (-24, 72), 0.1, workers=2)
+def test_the_games_do_not_depend_on_the_workers(games: expert_games.Games) -> None:
+    tables = expert_games.tables_of([Rules.preset("modern")], [3, 5])
+    forked = expert_games.expert_games("stops_first", tables, 40, 7, (-24, 72), 0.1, workers=2)
     for field in ("obs", "legal", "action", "value", "deal", "seat"):
         assert np.array_equal(getattr(games, field), getattr(forked, field)), field
     assert sorted(set(games.deal.tolist())) == list(range(40))
@@ -37,17 +37,17 @@ def test_the_games_do_not_depend_on_the_workers(games: imitation.Games) -> None:
 def test_deal_d_is_played_at_table_d_mod_the_tables_presets_included() -> None:
     from popejoan_env.observation import SEATS, decode_rules
 
-    tables = imitation.tables_of([Rules.preset("modern"), Rules.preset("victorian")], [3, 6])
+    tables = expert_games.tables_of([Rules.preset("modern"), Rules.preset("victorian")], [3, 6])
     assert [(rules.name, n) for rules, n in tables] == [("modern", 3), ("modern", 6), ("victorian", 3),
                                                         ("victorian", 6)]
-    mixed = imitation.expert_games("stops_first", tables, 24, 5, None, 0.1, workers=2)
+    mixed = expert_games.expert_games("stops_first", tables, 24, 5, None, 0.1, workers=2)
     for row in range(0, len(mixed.action), 7):
         rules, n = tables[int(mixed.deal[row]) % 4]
         assert decode_rules(mixed.obs[row]).lead == rules.lead
         assert int(np.count_nonzero(mixed.obs[row, SEATS:SEATS + 8])) == n
 
 
-def test_every_decision_is_real_legal_and_valued_to_the_end_of_its_deal(games: imitation.Games) -> None:
+def test_every_decision_is_real_legal_and_valued_to_the_end_of_its_deal(games: expert_games.Games) -> None:
     assert (games.legal.sum(axis=1) >= 2).all(), "a lone legal card is not a decision"
     assert games.legal[np.arange(len(games.action)), games.action].all()
     # a seat's balance at a decision plus what it won from there is its final balance: one number per seat
@@ -60,7 +60,7 @@ def test_every_decision_is_real_legal_and_valued_to_the_end_of_its_deal(games: i
     assert np.abs(games.value).max() > 0
 
 
-def test_imitation_learns_the_experts_choices(games: imitation.Games) -> None:
+def test_imitation_learns_the_experts_choices(games: expert_games.Games) -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -69,8 +69,9 @@ def test_imitation_learns_the_experts_choices(games: imitation.Games) -> None:
     torch.manual_seed(0)
     model = MaskablePPO("MlpPolicy", make_batch_vec_env(2, 0, players="3,5", opponents="random"), device="cpu",
                         policy_kwargs=dict(net_arch=dict(pi=[64], vf=[64])), seed=0)
-    more = imitation.expert_games("stops_first", imitation.tables_of([Rules.preset("modern")], [3, 5]), 600, 8, None, 0.1, workers=2)
-    history = imitation.imitate(model.policy, more, epochs=6, lr=1e-3, batch_size=128, seed=0)
+    tables = expert_games.tables_of([Rules.preset("modern")], [3, 5])
+    more = expert_games.expert_games("stops_first", tables, 600, 8, None, 0.1, workers=2)
+    history = expert_games.imitate(model.policy, more, epochs=6, lr=1e-3, batch_size=128, seed=0)
     chance = float(np.mean(1.0 / more.legal.sum(axis=1)))
     assert history[-1]["held_out_agreement"] > max(0.6, chance + 0.25), (history[-1], chance)
     assert history[-1]["held_out_value_loss"] < history[0]["held_out_value_loss"]
@@ -94,34 +95,36 @@ def test_train_ppo_imitates_first_and_refuses_what_does_not_combine(tmp_path) ->
                            (["--imitate-deals", "-1"], "--imitate-deals must be >= 0"),
                            (["--imitate-player", "nobody"], "unknown player")):
         with pytest.raises(PopeJoanError, match=message):
-            train_ppo.check_args(train_ppo.Args.parse(flags))
+            train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, flags, ""))
 
 
 def test_a_table_size_listed_twice_gets_twice_the_deals_and_is_recorded_once() -> None:
     import train_ppo
 
-    args = train_ppo.Args.parse(["--players", "4,4,3", "--preset", "modern,victorian", "--total-timesteps", "0"])
+    args = train_ppo.parse_flags(train_ppo.Args, ["--players", "4,4,3", "--preset", "modern,victorian",
+                                                   "--total-timesteps", "0"], "")
     setup = train_ppo.check_args(args)
-    tables = imitation.tables_of(setup.presets, setup.table_sizes)
+    tables = expert_games.tables_of(setup.presets, setup.table_sizes)
     seats = [tables[d % len(tables)][1] for d in range(600)]
     assert seats.count(4) == 400 and seats.count(3) == 200
     assert train_ppo.metadata(args, setup, 0)["players"] == [4, 3]
 
 
 def test_pimc_gives_its_values_and_the_targets_follow_them() -> None:
-    games = imitation.expert_games("pimc:samples=8", imitation.tables_of([Rules.preset("modern")], [4]), 6, 3, None, 0.1, workers=1)
+    four = expert_games.tables_of([Rules.preset("modern")], [4])
+    games = expert_games.expert_games("pimc:samples=8", four, 6, 3, None, 0.1, workers=1)
     searched = ~np.isnan(games.q)
     assert searched.any(axis=1).mean() > 0.8, "pimc searched most decisions"
     assert (games.legal | ~searched).all(), "only legal cards have values"
     rows = searched.sum(axis=1) >= 2
     best = np.nanargmax(np.where(searched[rows], games.q[rows], -np.inf), axis=1)
     assert np.mean(best == games.action[rows]) > 0.9, "pimc plays its best value (ties aside)"
-    hard, soft = imitation.targets(games, 0.0), imitation.targets(games, 1.0)
+    hard, soft = expert_games.targets(games, 0.0), expert_games.targets(games, 1.0)
     assert np.array_equal(hard.argmax(axis=1), games.action) and (hard.sum(axis=1) == 1).all()
     assert np.allclose(soft.sum(axis=1), 1) and (soft[~searched & rows[:, None]] == 0).all()
     assert np.array_equal(soft[~rows], hard[~rows]), "a decision without values keeps the card chosen"
     q = games.q[rows][0]
     want = np.exp(q[~np.isnan(q)] - np.nanmax(q))
     assert np.allclose(soft[rows][0][~np.isnan(q)], want / want.sum())
-    no_values = imitation.expert_games("stops_first", imitation.tables_of([Rules.preset("modern")], [4]), 3, 3, None, 0.1)
+    no_values = expert_games.expert_games("stops_first", four, 3, 3, None, 0.1)
     assert np.isnan(no_values.q).all()

@@ -1,8 +1,8 @@
 """Learner steps per second of MaskablePPO on Pope Joan, for several set-ups side by side in one run.
 
-    python training/throughput.py                            # every set-up, ~10 minutes on 2 cores
-    python training/throughput.py --steps 100000             # longer, steadier figures
-    python training/throughput.py --setups old1,batch1       # the old and the new default, 1 torch thread
+    python training/learner_throughput.py                      # every set-up, ~10 minutes on 2 cores
+    python training/learner_throughput.py --steps 100000       # longer, steadier figures
+    python training/learner_throughput.py --setups old1,batch1 # the old and the new default, 1 torch thread
 
 Each set-up is ``training/train_ppo.py`` with the given flags, no evaluation,
 no checkpoints, no TensorBoard, for the same number of learner decisions;
@@ -17,19 +17,18 @@ in one process, 512 steps each a rollout), ``batch`` the default now
 self-play at every seat: the same 4096-step batches, minibatches of 512, 10
 epochs, 128x128), its figure env steps per second of training (sampling and
 updates; Ray's start-up excluded); it needs the ``ray`` extra.
+
+(This script was ``throughput.py``, the name of a PyPI package.)
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
+import dataclasses
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import train_ppo  # noqa: E402
-import train_rllib  # noqa: E402
+import train_ppo  # training/, beside this script
+import train_rllib
+from training_common import arg, parse_flags, refuse, run_script
 
 PPO_ALONE = ["--imitate-deals", "0", "--actor", "mlp"]
 """PPO from scratch with the MLP actor (a set-up's own flags come after and may override it)."""
@@ -55,18 +54,22 @@ SETUPS: dict[str, tuple[str, list[str]]] = {
 }
 
 
-def main() -> None:
+@dataclasses.dataclass
+class Args:
+    """The flags of learner_throughput.py: each field's help text is its --help."""
+
+    steps: int = arg(40_000, "learner decisions per set-up")
+    seed: int = arg(1, "seed of every run")
+    setups: str = arg(",".join(SETUPS), f"comma list of set-ups to run, in order, from {', '.join(SETUPS)}")
+
+
+def main(argv: list[str] | None = None) -> None:
     """Run the chosen set-ups and print a table of learner steps per second."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=40_000, help="learner decisions per set-up")
-    parser.add_argument("--seed", type=int, default=1, help="seed of every run")
-    parser.add_argument("--setups", default=",".join(SETUPS),
-                        help=f"comma list of set-ups to run, in order, from {', '.join(SETUPS)}")
-    args = parser.parse_args()
+    args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
     chosen = [s.strip() for s in args.setups.split(",") if s.strip()]
     unknown = [s for s in chosen if s not in SETUPS]
     if unknown or not chosen:
-        parser.error(f"unknown set-up(s) {unknown}; choose from {', '.join(SETUPS)}")
+        refuse(f"unknown set-up(s) {unknown}; choose from {', '.join(SETUPS)}")
     rows = []
     with tempfile.TemporaryDirectory() as out:
         for key in chosen:
@@ -97,4 +100,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -1,0 +1,63 @@
+"""Every script in ``training/`` as a user runs it: ``--help`` lists every flag of its ``Args`` with help and
+default, and a mistyped flag or value is one line on stderr and exit status 2, with nothing written."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TRAINING = os.path.join(ROOT, "training")
+sys.path.insert(0, TRAINING)
+
+SCRIPTS = sorted(name[:-3] for name in os.listdir(TRAINING)
+                 if name.endswith(".py") and 'if __name__ == "__main__":' in open(os.path.join(TRAINING, name)).read())
+
+
+def _run(script: str, *flags: str, cwd: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "100000"}  # --help on one line a flag: argparse wraps help at hyphens too
+    return subprocess.run([sys.executable, os.path.join(TRAINING, f"{script}.py"), *flags], capture_output=True,
+                          text=True, timeout=120, cwd=cwd, env=env)
+
+
+def _args(script: str) -> list[dataclasses.Field]:
+    module = __import__(script)
+    return list(dataclasses.fields(module.Args))
+
+
+def test_the_scripts_are_the_five_the_readme_runs() -> None:
+    assert SCRIPTS == ["benchmark", "cleanrl_ppo", "learner_throughput", "train_ppo", "train_rllib"]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_lists_every_flag_with_its_help_and_default(script: str, tmp_path) -> None:
+    done = _run(script, "--help", cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    for f in _args(script):
+        assert "--" + f.name.rstrip("_").replace("_", "-") in text, f.name
+        assert " ".join(f.metadata["help"].split()) in text, f.name
+    assert text.count("(default: ") >= len(_args(script))
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_a_bad_flag_or_value_is_one_line_and_exit_2(script: str, tmp_path) -> None:
+    fields = _args(script)
+    first_int = next(f for f in fields if f.type == "int")
+    cases = [(["--no-such-flag", "1"], "unrecognized arguments"),
+             (["--" + first_int.name.replace("_", "-"), "x"], "invalid int value: 'x'")]
+    floats = [f for f in fields if f.type == "float"]
+    if floats:
+        flag = "--" + floats[0].name.rstrip("_").replace("_", "-")
+        cases += [([flag, "nan"], "invalid float value: 'nan'"), ([flag, "inf"], "invalid float value: 'inf'")]
+    for flags, says in cases:
+        done = _run(script, *flags, cwd=str(tmp_path))
+        assert done.returncode == 2, (flags, done.stderr)
+        assert len(done.stderr.splitlines()) == 1 and says in done.stderr, (flags, done.stderr)
+        assert done.stderr.startswith(f"{script}.py: error: "), done.stderr
+        assert "Traceback" not in done.stderr and "usage:" not in done.stderr
+    assert not os.listdir(tmp_path), "nothing is written before the flags are checked"

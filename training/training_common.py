@@ -1,0 +1,197 @@
+"""What the scripts in ``training/`` share: flags from a dataclass, one-line refusals, the run directory, torch
+threads, evaluation against scripted players, the learning curve and ``run.json``.
+
+Every script keeps its knobs in one ``Args`` dataclass whose fields carry their ``--help`` text (``arg``) and
+reads them with ``parse_flags``; a bad flag or value is one line on stderr and exit status 2 (``refuse``), never
+argparse's usage dump nor a traceback.  The module is named for the folder (``common`` alone is a PyPI package,
+and ``training/`` is on ``sys.path`` when a script runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+from popejoan_env.cli import OneLineParser
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.files import check_writable, replacing, write_atomic
+from popejoan_env.players import make_player
+from popejoan_env.players.learned import LearnedPlayer
+from popejoan_env.tournament import TournamentResult, run_duplicate
+
+A = TypeVar("A")
+
+
+# ---------------------------------------------------------------------- the flags
+def arg(default: Any, help: str, **argparse_kwargs: Any) -> Any:
+    """A dataclass field that is a flag: its default, its --help text and any further ``add_argument`` keywords."""
+    metadata = {"help": help, "argparse": argparse_kwargs}
+    if isinstance(default, list):  # a dataclass needs a factory for a mutable default
+        return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def finite_float(text: str) -> float:
+    """A float flag's value: a number, and neither nan nor infinite (no knob means either)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r} (a finite number is needed)")
+    return value
+
+
+FLAG_TYPES: dict[str, Any] = {"int": int, "float": finite_float, "str": str}
+"""How a field's annotation (a string: the scripts use ``from __future__ import annotations``) reads its value."""
+
+
+def flag_parser(cls: type, description: str) -> OneLineParser:
+    """The command line of a dataclass: ``--field-name`` per field (a trailing ``_`` dropped: ``lambda_`` is
+    ``--lambda``), bools as ``--x/--no-x``, each with its help text and default."""
+    parser = OneLineParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    for f in dataclasses.fields(cls):
+        flag = "--" + f.name.rstrip("_").replace("_", "-")
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        kwargs = {"dest": f.name, "default": default, "help": f.metadata["help"].replace("%", "%%"),
+                  **f.metadata["argparse"]}  # argparse formats help with %
+        if "action" not in kwargs and f.type == "bool":
+            kwargs["action"] = argparse.BooleanOptionalAction
+        elif "action" not in kwargs and "type" not in kwargs:
+            kwargs["type"] = FLAG_TYPES[str(f.type)]
+        parser.add_argument(flag, **kwargs)
+    return parser
+
+
+def parse_flags(cls: type[A], argv: list[str] | None, description: str) -> A:
+    """The dataclass ``cls`` filled from the command line (``argv``, or ``sys.argv[1:]`` when None)."""
+    return cls(**vars(flag_parser(cls, description).parse_args(argv)))
+
+
+def refuse(message: str, status: int = 2) -> NoReturn:
+    """Exit with ``status`` (2: a refused input) and ``<script>: error: <message>`` as one line on stderr."""
+    parser = OneLineParser()
+    if status == 2:
+        parser.error(message)
+    parser.exit(status, f"{parser.prog}: error: {' '.join(message.splitlines())}\n")
+
+
+def run_script(main: Callable[[], Any]) -> None:
+    """Run a script's ``main``: a PopeJoanError (a refused flag, Ray out of reach ...) is ``refuse``d, not a
+    traceback."""
+    try:
+        main()
+    except PopeJoanError as err:
+        refuse(str(err))
+
+
+# ---------------------------------------------------------------------- the run's directory and record
+def check_run_name(name: str) -> None:
+    """Refuse a ``--run-name`` that is not a plain name (a directory made in ``--output-dir``)."""
+    if not name.strip() or name in (".", "..") or any(sep and sep in name for sep in (os.sep, os.altsep)):
+        raise PopeJoanError(f"--run-name must be a plain name (a directory made in --output-dir), got {name!r}")
+
+
+def make_run_dir(output_dir: str, run_name: str) -> str:
+    """``<output-dir>/<run-name>``, created, with ``model.zip`` and ``run.json`` writable there (an
+    OutputPathError, a PopeJoanError, if not)."""
+    run_dir = os.path.join(output_dir, run_name)
+    check_writable([os.path.join(run_dir, "model.zip"), os.path.join(run_dir, "run.json")])
+    return run_dir
+
+
+def command(script: str, argv: list[str] | None) -> str:
+    """The command that ran ``training/<script>``, as ``run.json`` records it."""
+    return f"python training/{script} " + " ".join(sys.argv[1:] if argv is None else argv)
+
+
+def write_run_json(run_dir: str, run: dict[str, Any]) -> str:
+    """Write ``<run_dir>/run.json`` atomically; returns its path."""
+    return write_atomic(os.path.join(run_dir, "run.json"), json.dumps(run, indent=1))
+
+
+def set_torch_threads(threads: int) -> None:
+    """Torch's CPU threads (0: torch's own default)."""
+    import torch
+
+    if threads > 0:
+        torch.set_num_threads(threads)
+
+
+# ---------------------------------------------------------------------- evaluation against scripted players
+def evaluate(policy: Any, opponents: list[str], deals: int, seed: int, rules: Any, seats: int, name: str = "model",
+             deal_seed: int | None = None, progress: bool = False) -> dict[str, dict[str, Any]]:
+    """A duplicate tournament of ``policy`` (a ``learned.Policy``) against each scripted player, the players
+    seeded with ``seed`` and the deals with ``deal_seed`` (default ``seed``): counters per deal, 95% CI."""
+    out: dict[str, dict[str, Any]] = {}
+    for other in opponents:
+        learner = LearnedPlayer(policy, seed=seed, name=name)
+        result = run_duplicate([learner, make_player(other, seed=seed)], deals=deals,
+                               seed=seed if deal_seed is None else deal_seed, rules=rules, seats=seats,
+                               progress=progress)
+        out[other] = summarise(result, name, other)
+    return out
+
+
+def summarise(result: TournamentResult, me: str, other: str) -> dict[str, Any]:
+    """The model's and the opponent's mean counters per deal (95% CI) and their difference, from a TournamentResult."""
+    stats = {row["player"]: row for row in result.stats()}
+    a, b = stats[me], stats[other]
+    pair = result.head_to_head()[me][other]
+    return {
+        "deals": result.deals,
+        "model_mean": a["mean"], "model_ci95": a["ci95"],
+        "opponent_mean": b["mean"], "opponent_ci95": b["ci95"],
+        "diff_mean": pair["mean"], "diff_ci95": pair["ci95"],
+        "significant": bool(abs(pair["mean"]) > pair["ci95"]),
+    }
+
+
+def format_eval(rows: dict[str, dict[str, Any]]) -> str:
+    """A small text table of an evaluation."""
+    lines = [f"{'opponent':<14}{'model c/deal':>18}{'opponent c/deal':>18}{'model - opp':>18}"]
+    for name, r in rows.items():
+        diff = f"{r['diff_mean']:+.3f} ± {r['diff_ci95']:.3f}"
+        lines.append(f"{name:<14}{r['model_mean']:>+11.3f} ± {r['model_ci95']:.3f}"
+                     f"{r['opponent_mean']:>+11.3f} ± {r['opponent_ci95']:.3f}{diff:>18}")
+    return "\n".join(lines)
+
+
+def write_learning_curve(path: str, title: str, evals: list[dict[str, Any]], final: dict[str, Any],
+                         train_seconds: float) -> str:
+    """Model minus each scripted player (95% CI) against minutes of training, as a PNG written atomically:
+    ``evals`` are ``{"train_seconds", "results"}`` rows, ``final`` the last results (at ``train_seconds``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.8), dpi=110)
+    names = list(dict.fromkeys([k for e in evals for k in e["results"]] + list(final)))
+    colours = {name: f"C{i}" for i, name in enumerate(names)}
+    for name in names:
+        points = [(e["train_seconds"] / 60, e["results"][name]) for e in evals if name in e["results"]]
+        if name in final:
+            points.append((train_seconds / 60, final[name]))
+        x = [t for t, _ in points]
+        y = [r["diff_mean"] for _, r in points]
+        err = [r["diff_ci95"] for _, r in points]
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, color=colours[name], label=f"model − {name}",
+                    linestyle="-" if len(points) > 1 else "none")
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    ax.set_xlabel("minutes of training (evaluations left out)")
+    ax.set_ylabel("counters per deal, model − opponent (95% CI)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="best")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    with replacing(path) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)
+    return path
