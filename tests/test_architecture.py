@@ -5,7 +5,7 @@ The layers, lowest first (README "Architecture"):
 0. vocabulary: ``errors``, ``cards``, ``checks``, ``seats``, ``rules``, ``files``, ``cluster`` (Ray tasks), ``cli`` (scripts' parser)
 1. the game: ``engine``
 2. around a deal: ``session``, ``seat_view``, ``record``, ``render``, ``inference``
-3. numpy: ``observation``, the batch engine ``batch`` (compiled loops ``batch_kernels``) and its encoder ``batch_observation``
+3. numpy: ``observation``, the batch engine ``batch/`` (its state, dealing, play, records and compiled kernels) and its encoder ``batch_observation``
 4. players: ``players/*``
 5. adapters: ``aec`` (PettingZoo), ``opponents`` and ``gym_env`` (Gymnasium), ``vec_env`` and ``vector_env`` (the batch engine), ``rllib_env`` (Ray RLlib), ``wrappers`` (old alias)
 6. applications: ``tournament``, ``stats``, the web app ``web``, ``simulate``, ``__main__``
@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"errors", "cards", "checks", "seats", "rules", "files", "cluster", "cli"},
     {"engine"},
     {"session", "seat_view", "record", "render", "inference"},
-    {"observation", "batch", "batch_kernels", "batch_observation"},
+    {"observation", "batch", "batch_observation"},
     {"players"},
     {"aec", "opponents", "gym_env", "wrappers", "vec_env", "vector_env", "rllib_env", "sb3_policies"},
     {"tournament", "stats", "web", "simulate", "__main__"},
