@@ -889,3 +889,18 @@ def test_without_numba_a_batch_refuses_to_start_and_says_what_to_install(monkeyp
         with pytest.raises(MissingDependencyError, match="pip install numba") as refused:
             make()
         assert isinstance(refused.value, PopeJoanError)
+
+
+def test_the_kernels_numbers_are_those_of_the_rules_cards_and_records() -> None:
+    """The compiled kernels name compartments, cards and award causes by number: the same numbers as their owners."""
+    from popejoan_env.batch import kernels, records
+    from popejoan_env.cards import POPE
+    from popejoan_env.engine import PLAYED
+    from popejoan_env.rules import GAME_C, JACK_C, KING_C, QUEEN_C
+
+    assert (kernels._MATRIMONY, kernels._INTRIGUE, kernels._KING, kernels._QUEEN, kernels._JACK, kernels._GAME) == \
+        (MATRIMONY_C, INTRIGUE_C, KING_C, QUEEN_C, JACK_C, GAME_C)
+    assert (kernels._POPE, kernels._PLAYED) == (POPE, PLAYED)
+    causes = records._CAUSES
+    assert (causes[kernels._TURNUP_CAUSE], causes[kernels._PLAY], causes[kernels._GAME_CAUSE]) == \
+        ("turnup", "play", "game")

@@ -49,9 +49,10 @@ def _lowest(x):  # type: ignore[no-untyped-def]
     return p
 
 
-# The helpers below take arrays, not the state: ``play_leads`` reads the state's fields once (see there).
+# The helpers below take arrays, not the state: the kernels read its fields once (``play_rows`` says why).
 @_njit
-def _take(i, seat, comp, amount, key, cause, record, board, balances, events, num_events):  # type: ignore[no-untyped-def]
+def _take(i, seat, comp, amount, key, cause, record, board, balances, events,
+          num_events):  # type: ignore[no-untyped-def]
     board[i, comp] -= amount
     balances[i, seat] += amount
     if record:

@@ -24,7 +24,8 @@ from popejoan_env.rules import ACE_C, JACK_C, KING_C, POPE_C, QUEEN_C, Rules
 __all__ = ["MAX_EVENTS", "BatchState", "Tables", "allocate", "compiled", "popcount", "position_masks", "tables_of"]
 
 MAX_EVENTS = 16
-"""Most awards one deal can make (12): turn-up and game (R5), four trump honours and the Pope, two pairs split, the game."""
+"""Most awards one deal can make (12): turn-up and game (R5), four trump honours and the Pope, two pairs split,
+the game."""
 
 
 class BatchState(NamedTuple):
@@ -34,10 +35,10 @@ class BatchState(NamedTuple):
     held: np.ndarray             # [n] uint64: the union of the hands
     played: np.ndarray           # [n] uint64: the positions played so far
     dead: np.ndarray             # [n] uint64: the dead hand, position bits
-    revealed: np.ndarray         # [n] uint64: dead positions shown to all (the turn-up, successors a sequence stopped at)
+    revealed: np.ndarray         # [n] uint64: dead positions shown to all (turn-up, successors a sequence stopped at)
     owner: np.ndarray            # [n, 52] int8 by card id: seat holding it, or DEAD (-1), PLAYED (-2), NOT_IN_PACK (-3)
     initial_owner: np.ndarray    # [n, 52] int8 by card id: the owner table as dealt
-    dead_cards: np.ndarray       # [n, dead size] int8: the dead hand by card id, the turn-up last (-1 pads a shorter one)
+    dead_cards: np.ndarray       # [n, dead size] int8: the dead hand by card id, turn-up last (-1 pads a shorter one)
     board: np.ndarray            # [n, 8] int64: counters in each compartment (rules.COMPARTMENTS order)
     balances: np.ndarray         # [n, p] int64: each seat's counters
     board_before: np.ndarray     # [n, 8] int64: the board before this deal's dressing
@@ -50,13 +51,13 @@ class BatchState(NamedTuple):
     turnup: np.ndarray           # [n] int64: the turn-up's card id
     trumps: np.ndarray           # [n] int64: the trumps suit (the turn-up's)
     pair_by: np.ndarray          # [n, 3] int64: who played the King, Queen and Jack of trumps (-1: not played)
-    play_order: np.ndarray       # [n, 52] int8 by card id: its place in the history (1 = first card played), 0 if unplayed
+    play_order: np.ndarray       # [n, 52] int8 by card id: its place in the history (1 = played first), 0 if unplayed
     led: np.ndarray              # [n, 52] bool by card id: the card was played as a lead (R7), not due (R8)
     num_plays: np.ndarray        # [n] int64: cards played in the deal
     deal_ids: np.ndarray         # [n] int64: global number of the deal in the order dealt
     deal_in_session: np.ndarray  # [n] int64: the deal's number in its session, from 1
     session_ids: np.ndarray      # [n] int64: the session's number, in the order sessions started
-    events: np.ndarray           # [n, MAX_EVENTS, 5] int32: awards (with record): order key, cause, seat, compartment, counters
+    events: np.ndarray           # [n, MAX_EVENTS, 5] int32: awards if recording: key, cause, seat, compartment, amount
     num_events: np.ndarray       # [n] int64: awards written in ``events``
 
 
@@ -143,8 +144,9 @@ def _build(rules: Rules, players: int) -> Tables:
         pos_of_card=pos_of_card, card_of_pos=_CARD_OF_POS[rules.ace_high], pos_bit=pos_bit, seat_table=seat_table,
         dead_columns=np.nonzero(seat_table[0] < 0)[0], comp_of_pos=comp_of_pos, turnup_comp=turnup_comp,
         dressing=np.array(rules.dressing, dtype=np.int64), empty_owner=np.array(EMPTY_OWNER, dtype=np.int8),
-        ace_high=rules.ace_high, lead_any=rules.lead == "any", pope_excused=rules.pope_excused, halves=rules.pair_split == "halves",
-        ends_deal=rules.pope_turnup == "ends_deal", pope_pos=int(pos_of_card[POPE]),
+        ace_high=rules.ace_high, lead_any=rules.lead == "any", pope_excused=rules.pope_excused,
+        halves=rules.pair_split == "halves", ends_deal=rules.pope_turnup == "ends_deal",
+        pope_pos=int(pos_of_card[POPE]),
     )
     for table in tables:
         if isinstance(table, np.ndarray):
