@@ -27,8 +27,8 @@ than a step of either engine.  A second Hearts row ("numpy call per step",
 measures instead.
 
 The batch engine (``popejoan_env.batch.BatchDeals``) runs 4 players ``modern``
-at N = 1, 64, 1024 and 8192 deals in flight, for each of its paths (``numba``
-when installed, ``numpy``): every step reads the legal-action masks of all N
+at N = 1, 64, 1024 and 8192 deals in flight (its compiled kernels, numba):
+every step reads the legal-action masks of all N
 deals (``legal_mask()``, [N, 52]), draws a uniform legal lead per deal
 (``random_actions``) and plays them (``step``: forced cards, lone leads,
 settlement and the auto-reset dealing inside); "with observations" also
@@ -193,7 +193,7 @@ def bench_hearts_numpy_per_step(seconds: float, rng: np.random.Generator) -> dic
     }
 
 
-def bench_batch(rules: Rules, players: int, num_deals: int, engine: str, seconds: float,
+def bench_batch(rules: Rules, players: int, num_deals: int, seconds: float,
                 rng: np.random.Generator, observe: bool) -> dict[str, Any] | None:
     """The batch engine with random legal play for ``seconds``: card plays, choices and deals per second."""
     from popejoan_env.batch import BatchDeals
@@ -204,7 +204,7 @@ def bench_batch(rules: Rules, players: int, num_deals: int, engine: str, seconds
             from popejoan_env.batch_observation import encode_batch as encode
         except ImportError:
             return None
-    batch = BatchDeals(rules, players, num_deals, rng=rng, session_length=2 * players, engine=engine)
+    batch = BatchDeals(rules, players, num_deals, rng=rng, session_length=2 * players)
     obs = np.zeros((num_deals, 1285), dtype=np.float32) if observe else None
     for _ in range(3):  # compile (numba) and warm up
         batch.legal_mask()
@@ -226,7 +226,7 @@ def bench_batch(rules: Rules, players: int, num_deals: int, engine: str, seconds
     deals = batch.deals_dealt - dealt
     memory = batch.memory_bytes + (obs.nbytes // num_deals if obs is not None else 0)
     return {
-        "game": "popejoan-batch", "engine": batch.engine, "observations": observe, "preset": rules.name,
+        "game": "popejoan-batch", "engine": "numba", "observations": observe, "preset": rules.name,
         "players": players, "num_deals": num_deals, "seconds": elapsed, "steps": steps, "card_plays": plays,
         "choices": steps * num_deals, "deals": deals, "card_plays_per_s": plays / elapsed,
         "choices_per_s": steps * num_deals / elapsed, "deals_per_s": deals / elapsed, "bytes_per_deal": memory,
@@ -255,8 +255,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-hearts", action="store_true", help="skip OpenSpiel Hearts")
     parser.add_argument("--batch-sizes", type=int, nargs="*", default=[1, 64, 1024, 8192],
                         help="deals in flight for the batch engine (4 players, modern); none to skip it")
-    parser.add_argument("--engines", nargs="+", default=["numba", "numpy"],
-                        help="batch engine paths to measure (numba is skipped when not installed)")
     parser.add_argument("--out", type=pathlib.Path, default=RESULTS, help=f"JSON output (default {RESULTS})")
     args = parser.parse_args(argv)
 
@@ -273,22 +271,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row['choices_per_s']:>9,.0f} choices/s  {row['deals_per_s']:>8,.0f} deals/s",
                 file=sys.stderr,
             )
-    from popejoan_env.batch import NUMBA
-
     batch_rows: list[dict[str, Any]] = []
-    for engine in args.engines:
-        if engine == "numba" and not NUMBA:
-            print("batch engine numba: skipped (pip install numba)", file=sys.stderr)
-            continue
-        for observe in (False, True):
-            for n in args.batch_sizes:
-                row = bench_batch(Rules.preset("modern"), 4, n, engine, args.seconds, rng, observe)
-                if row is None:
-                    continue
-                batch_rows.append(row)
-                print(f"batch {engine:5s} N={n:<5d} {'obs ' if observe else '    '} "
-                      f"{row['card_plays_per_s']:>12,.0f} card plays/s  {row['bytes_per_deal']:,} bytes/deal",
-                      file=sys.stderr)
+    for observe in (False, True):
+        for n in args.batch_sizes:
+            row = bench_batch(Rules.preset("modern"), 4, n, args.seconds, rng, observe)
+            if row is None:
+                continue
+            batch_rows.append(row)
+            print(f"batch N={n:<5d} {'obs ' if observe else '    '} "
+                  f"{row['card_plays_per_s']:>12,.0f} card plays/s  {row['bytes_per_deal']:,} bytes/deal",
+                  file=sys.stderr)
     hearts = None if args.no_hearts else bench_hearts(args.seconds, rng)
     hearts_numpy = None if args.no_hearts else bench_hearts_numpy_per_step(args.seconds, rng)
     if hasattr(os, "getloadavg"):

@@ -14,16 +14,14 @@ warm-up (numba compiles, caches fill); the rounds interleave the engines and
 each engine's best round is reported.  The decisions of every engine are
 checked to be the scalar ones.
 
-``batch/numpy`` and ``batch/numba`` are ``pimc:engine=batch`` with the
-``BatchDeals`` engine forced (numba only when it is installed; ``scalar`` is
-``pimc:engine=scalar``).  The split then replays one evaluation stage by stage
-to show where the time goes: ``sampling`` (the ``WorldSampler`` and its
+``batch/numba`` is ``pimc:engine=batch`` (its compiled rollouts; ``scalar``
+is ``pimc:engine=scalar``).  The split then replays one evaluation stage by
+stage to show where the time goes: ``sampling`` (the ``WorldSampler`` and its
 worlds, the same for every engine), ``build`` (the batch of the worlds:
 ``batch_rollout``'s checks and one-deal ``from_deals``, with the worlds'
-cards as arrays under numba, ``worlds_batch`` under numpy) and ``rollouts``
-(scalar: ``Deal.copy``, ``play``, ``rollout`` per world × candidate; numba:
-the candidates checked and the compiled ``world_gains``; numpy: ``step`` and
-``rollout_batch``), each stage's best of the rounds; the last line is the
+cards as arrays) and ``rollouts`` (scalar: ``Deal.copy``, ``play``,
+``rollout`` per world × candidate; batch: the candidates checked and the
+compiled ``world_gains``), each stage's best of the rounds; the last line is the
 share of sampling in a scalar decision, which bounds what faster rollouts
 can gain.  ``--profile`` adds the cProfile top functions of each engine.
 Speed is never asserted by a test; read the figures ±30% on a shared machine.
@@ -44,7 +42,6 @@ from typing import Any
 
 import numpy as np
 
-from popejoan_env.batch import NUMBA
 from popejoan_env.engine import Deal
 from popejoan_env.players import batch_rollout, make_player
 from popejoan_env.players.pimc import PimcPlayer, rollout
@@ -75,14 +72,8 @@ def positions(rules: Rules, players: int, deals: int, seed: int) -> list[SeatVie
 
 def engines(samples: int) -> dict[str, PimcPlayer]:
     """The players to time, by row name."""
-    rows = {"scalar": PimcPlayer(samples=samples, engine="scalar")}
-    for name in ("numpy", "numba"):
-        if name == "numba" and not NUMBA:
-            continue
-        player = PimcPlayer(samples=samples, engine="batch")
-        player.batch_engine = name
-        rows[f"batch/{name}"] = player
-    return rows
+    return {"scalar": PimcPlayer(samples=samples, engine="scalar"),
+            "batch/numba": PimcPlayer(samples=samples, engine="batch")}
 
 
 def time_choices(player: PimcPlayer, views: list[SeatView], seed: int) -> tuple[float, list[int]]:
@@ -96,7 +87,7 @@ def time_choices(player: PimcPlayer, views: list[SeatView], seed: int) -> tuple[
 
 
 def split(views: list[SeatView], samples: int, seed: int, engine: str | None) -> dict[str, float]:
-    """ms per decision of each stage of one evaluation: scalar (``engine=None``) or batched (``numba``, ``numpy``)."""
+    """ms per decision of each stage of one evaluation: scalar (``engine=None``) or batched (``numba``)."""
     rng = np.random.default_rng(seed)
     spent = dict.fromkeys(("sampling", "build", "rollouts"), 0.0)
     for view in views:
@@ -114,17 +105,11 @@ def split(views: list[SeatView], samples: int, seed: int, engine: str | None) ->
                     rollout(deal)
             spent["rollouts"] += time.perf_counter() - t1
             continue
-        base = batch_rollout._base(worlds, engine)
-        if engine == "numba":
-            hands = np.array([w.hands for w in worlds], dtype=np.uint64)
-            dead = np.array([w.dead_mask for w in worlds], dtype=np.uint64)
-            t2 = time.perf_counter()
-            batch_rollout._compiled_gains(base, worlds[0], hands, dead, candidates, 0)
-        else:
-            batch = batch_rollout._repeat(base, worlds, len(candidates))
-            t2 = time.perf_counter()
-            batch.step(np.tile(np.asarray(candidates), samples))
-            batch_rollout.rollout_batch(batch)
+        base = batch_rollout._base(worlds)
+        hands = np.array([w.hands for w in worlds], dtype=np.uint64)
+        dead = np.array([w.dead_mask for w in worlds], dtype=np.uint64)
+        t2 = time.perf_counter()
+        batch_rollout._gains(base, worlds[0], hands, dead, candidates, 0)
         spent["build"] += t2 - t1
         spent["rollouts"] += time.perf_counter() - t2
     return {k: 1000 * v / len(views) for k, v in spent.items() if v}
@@ -195,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json is not None:
         info: dict[str, Any] = {"python": platform.python_version(), "numpy": np.__version__,
                                 "machine": platform.machine(), "cpus": os.cpu_count(),
-                                "numba": NUMBA}
+                                "numba": True}
         if hasattr(os, "getloadavg"):
             info["load_average"] = os.getloadavg()
         result = {"machine": info, "rules": args.rules, "players": args.players, "deals": args.deals,

@@ -33,3 +33,7 @@ class RecordError(PopeJoanError):
 
 class UnknownCardActionError(UnknownCardError, IllegalActionError):
     """An unknown card offered as a play: caught both as an unknown card and as an illegal action."""
+
+
+class MissingDependencyError(PopeJoanError):
+    """A package the call needs is not importable; the message names what to ``pip install``."""

@@ -111,7 +111,7 @@ def batch_records(
     shortest = length if rules.allow_credit else 1
     size = min(batch_size, -(-deals // shortest))
     batch = BatchDeals(rules, players, size, rng=rng, session_length=length, record=True)
-    return _batch_sessions(batch, deals, shortest, rng), f"batch engine ({batch.engine}, {size:,} deals in flight)"
+    return _batch_sessions(batch, deals, shortest, rng), f"batch engine ({size:,} deals in flight)"
 
 
 def _batch_sessions(

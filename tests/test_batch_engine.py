@@ -4,8 +4,8 @@
    ``Deal.new(..., rng=default_rng(S + d))``) is replayed by the scalar engine with the same choices, and the
    game records (every card, award in order, payment, delta and board), the ``Finished`` report and the session
    chaining (the board and balances a deal starts from) must be identical: 120 configurations (every table
-   size, both presets, mixed variants, sessions, with and without lone leads) on every path of the batch
-   engine (numba, numpy), and 102,000 deals in all on the first path (the bigger runs are marked ``slow``).
+   size, both presets, mixed variants, sessions, with and without lone leads), and 102,000 deals in all (the
+   bigger runs are marked ``slow``).
    A second check plays 2,400 deals side by side with the scalar engine and compares every position.
 2. The rule edge cases of RULES.md (E2 … E18) on explicit deals (``orders=``), position by position.
 3. Refused calls change nothing; the same seed gives the same batch; ``from_deals`` continues scalar
@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -22,24 +23,14 @@ import numpy as np
 import pytest
 
 from popejoan_env import Deal, MODERN, PopeJoanError, Rules, VICTORIAN
-from popejoan_env.batch import NUMBA, BatchDeals, Finished, order_of_deal
+from popejoan_env.batch import BatchDeals, Finished, order_of_deal
 from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS, PACK, parse_card
 from popejoan_env.engine import NOT_IN_PACK
-from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError
+from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError, MissingDependencyError
 from popejoan_env.record import deal_record, verify_record
 from popejoan_env.rules import COMPARTMENTS, INTRIGUE_C, MATRIMONY_C
 
 SEED = 1_000
-PATHS = ("numba", "numpy") if NUMBA else ("numpy",)
-"""Every way a batch can play its cards here (``BatchDeals(engine=...)``): each is checked against the scalar engine."""
-
-
-@pytest.fixture(params=PATHS)
-def engine(request: pytest.FixtureRequest) -> str:
-    """The batch engine's path (numba, numpy) a test runs on."""
-    return str(request.param)
-
-
 # ============================================================================ the deterministic choices
 def mix(deal_ids: Any, plays: Any) -> Any:
     """A hash of (deal id, plays so far), the same for Python ints and int64 arrays (no overflow below 10^9)."""
@@ -77,7 +68,6 @@ class Config:
     session_length: int
     lone_leads: bool
     board: tuple[int, ...] | None = None
-    engine: str = PATHS[0]
     seed: int = SEED
 
 
@@ -95,8 +85,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "mixed": {"ace_high": True, "pair_split": "halves", "pope_excused": False, "deal": "all_round"},
 }
 FAST_DEALS, BIG_DEALS = 150, 700
-"""Deals per configuration: the fast runs (every path), the slow ones (the first path): 120 configurations,
-102,000 deals on the first path in all."""
+"""Deals per configuration: the fast runs, the slow ones: 120 configurations, 102,000 deals in all."""
 
 
 def _configs() -> list[Config]:
@@ -120,18 +109,17 @@ def _configs() -> list[Config]:
 
 
 CONFIGS = _configs()
-FAST = [dataclasses.replace(c, engine=path, deals=FAST_DEALS, slots=c.slots // 16 + 8, seed=SEED + 10**6)
-        for path in PATHS for c in CONFIGS]
-"""Every configuration on every path, few slots so each plays several deals (unmarked)."""
+FAST = [dataclasses.replace(c, deals=FAST_DEALS, slots=c.slots // 16 + 8, seed=SEED + 10**6) for c in CONFIGS]
+"""Every configuration, few slots so each plays several deals (unmarked)."""
 BIG = CONFIGS
-"""Every configuration on the first path, more slots and deals (``slow``)."""
+"""Every configuration, more slots and deals (``slow``)."""
 
 
 def test_the_differential_configurations_cover_the_brief() -> None:
     """At least 100,000 deals; every table size, both presets, every variant, both lone_leads, sessions."""
-    assert sum(c.deals for c in FAST + BIG if c.engine == PATHS[0]) >= 100_000
-    assert {c.engine for c in FAST} == set(PATHS) and len(FAST) == len(PATHS) * len(CONFIGS)
-    assert len({(c.name, c.engine, c.seed) for c in FAST + BIG}) == len(FAST + BIG)  # distinct runs
+    assert sum(c.deals for c in FAST + BIG) >= 100_000
+    assert len(FAST) == len(CONFIGS)
+    assert len({(c.name, c.seed) for c in FAST + BIG}) == len(FAST + BIG)  # distinct runs
     assert {c.players for c in CONFIGS} == set(range(3, 9))
     assert {c.rules.name for c in CONFIGS} >= {"modern", "victorian", "custom"}
     assert {c.lone_leads for c in CONFIGS} == {True, False}
@@ -162,7 +150,7 @@ def run_batch(config: Config) -> tuple[BatchDeals, list[Reported]]:
     """Play ``config.deals`` (or a few more) deals through the batch with ``batch_choices``; every report, in order."""
     batch = BatchDeals(
         config.rules, config.players, config.slots, deal_seed=config.seed, session_length=config.session_length,
-        lone_leads=config.lone_leads, record=True, board=config.board, engine=config.engine,
+        lone_leads=config.lone_leads, record=True, board=config.board,
     )
     reported: list[Reported] = []
 
@@ -200,7 +188,7 @@ def replay(config: Config, batch: BatchDeals, reported: list[Reported]) -> tuple
                         balances=balances)
         deal.play_out(scalar_choice(r.deal_id), lone_leads=config.lone_leads)
         expected = deal_record(deal)
-        where = (f"{config.name} ({config.engine}): deal {r.deal_id} of deal_seed {config.seed} (slot {r.slot}, "
+        where = (f"{config.name}: deal {r.deal_id} of deal_seed {config.seed} (slot {r.slot}, "
                  f"deal {in_session + 1} of its session)")
         for key in list(expected) + [k for k in r.record if k not in expected]:
             if expected.get(key) != r.record.get(key):
@@ -239,13 +227,13 @@ def check_against_scalar(config: Config) -> None:
         assert broke_ends > 0, "no session ended early for a broke dealer"
 
 
-@pytest.mark.parametrize("config", FAST, ids=[f"{c.name}-{c.engine}" for c in FAST])
+@pytest.mark.parametrize("config", FAST, ids=[c.name for c in FAST])
 def test_batch_plays_every_deal_as_the_scalar_engine(config: Config) -> None:
     check_against_scalar(config)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("config", BIG, ids=[f"{c.name}-{c.engine}" for c in BIG])
+@pytest.mark.parametrize("config", BIG, ids=[c.name for c in BIG])
 def test_batch_plays_100k_deals_as_the_scalar_engine(config: Config) -> None:
     check_against_scalar(config)
 
@@ -264,13 +252,13 @@ LOCKSTEP = [
 
 @pytest.mark.parametrize(("rules", "players", "lone_leads"), LOCKSTEP,
                          ids=[f"{r.name}-{p}p-lone_leads_{lone}" for r, p, lone in LOCKSTEP])
-def test_every_position_matches_the_scalar_engine(rules: Rules, players: int, lone_leads: bool, engine: str) -> None:
+def test_every_position_matches_the_scalar_engine(rules: Rules, players: int, lone_leads: bool) -> None:
     """400 deals played side by side (one scalar deal per slot, each dealer in turn): after every step the owner
     table, hands, legal leads, revealed dead cards, seat to act, leader, hand sizes, board and balances agree."""
     n = 400
     dealers = np.arange(n) % players
     batch = BatchDeals(rules, players, n, deal_seed=SEED, first_dealer=dealers, lone_leads=lone_leads,
-                       auto_reset=False, engine=engine)
+                       auto_reset=False)
     deals = [Deal.new(rules, players, int(dealers[i]), np.random.default_rng(SEED + i),
                       balances=[rules.start_counters] * players) for i in range(n)]
     for deal in deals:
@@ -329,13 +317,13 @@ def full_deal(
     return Deal.from_cards(seats, dead_cards, dealer, rules, board, balances or [rules.start_counters] * players)
 
 
-def batch_of(deals: Sequence[Deal], engine: str, **options: Any) -> BatchDeals:
+def batch_of(deals: Sequence[Deal], **options: Any) -> BatchDeals:
     """One slot dealt the explicit deals in turn (``orders=``), no lone leads, records on; no new deal at the end
     unless ``auto_reset=True`` is passed."""
     first = deals[0]
     options = {"lone_leads": False, "auto_reset": False, "record": True, **options}
     return BatchDeals(first.rules, first.players, 1, orders=np.stack([order_of_deal(d) for d in deals]),
-                      first_dealer=first.dealer, board=first.board_before, engine=engine, **options)
+                      first_dealer=first.dealer, board=first.board_before, **options)
 
 
 def plays_of(batch: BatchDeals, slot: int = 0) -> list[tuple[int, str]]:
@@ -392,10 +380,10 @@ def finish(batch: BatchDeals, deal: Deal) -> dict[str, Any]:
     return record
 
 
-def test_e02_seven_of_diamonds_stops_and_the_same_player_leads(engine: str) -> None:
+def test_e02_seven_of_diamonds_stops_and_the_same_player_leads() -> None:
     for rules in (MODERN, VICTORIAN.replace(pope_turnup="pays_pope")):
         deal = full_deal(["", "6D 7D", "9D", "AD 2D 3D 4D 5D"], "2H", rules=rules)
-        batch = batch_of([deal], engine)
+        batch = batch_of([deal])
         lead(batch, deal, "6D")
         assert plays_of(batch) == [(1, "6D"), (1, "7D")]
         assert batch.play_leads[0, :2].tolist() == [True, False]
@@ -404,9 +392,9 @@ def test_e02_seven_of_diamonds_stops_and_the_same_player_leads(engine: str) -> N
         finish(batch, deal)
 
 
-def test_e03_king_stops_ace_low(engine: str) -> None:
+def test_e03_king_stops_ace_low() -> None:
     deal = full_deal(["", "QS KS 3C", "AS", "2S 3S 4S 5S 6S 7S 8S 9S TS JS"], "2H")
-    batch = batch_of([deal], engine)
+    batch = batch_of([deal])
     assert {"3C", "QS"} <= {CARD_NAMES[c] for c in np.nonzero(batch.legal_mask()[0])[0]}
     lead(batch, deal, "QS")
     assert plays_of(batch) == [(1, "QS"), (1, "KS")]
@@ -415,9 +403,9 @@ def test_e03_king_stops_ace_low(engine: str) -> None:
 
 
 @pytest.mark.parametrize(("turnup", "dead"), [("2H", "4C"), ("4C", "")], ids=["dead_hand", "turnup"])
-def test_e04_successor_in_the_dead_hand_or_the_turnup_stops(turnup: str, dead: str, engine: str) -> None:
+def test_e04_successor_in_the_dead_hand_or_the_turnup_stops(turnup: str, dead: str) -> None:
     deal = full_deal(["", "3C 5C 2S", "", ""], turnup, dead=dead)
-    batch = batch_of([deal], engine)
+    batch = batch_of([deal])
     lead(batch, deal, "3C")
     assert plays_of(batch) == [(1, "3C")] and batch.to_act[0] == 1
     revealed = {CARD_NAMES[c] for c in np.nonzero(batch.revealed_dead[0])[0]}
@@ -430,10 +418,9 @@ def test_e04_successor_in_the_dead_hand_or_the_turnup_stops(turnup: str, dead: s
     [("QH", "JH KH", None, (MATRIMONY_C, INTRIGUE_C)), ("KH", "JH QH", "intrigue", (MATRIMONY_C,)),
      ("JH", "QH KH", "matrimony", (INTRIGUE_C,))],
 )
-def test_e07_turnup_honour_blocks_its_pairs(turnup: str, pair: str, paid: str | None, blocked: tuple[int, ...],
-                                            engine: str) -> None:
+def test_e07_turnup_honour_blocks_its_pairs(turnup: str, pair: str, paid: str | None, blocked: tuple[int, ...]) -> None:
     deal = full_deal(["", pair, "", "AH 2H 3H 4H 5H 6H 7H 8H 9H TH"], turnup)
-    batch = batch_of([deal], engine)
+    batch = batch_of([deal])
     comp = {"Q": "queen", "K": "king", "J": "jack"}[turnup[0]]
     assert batch.board[0, COMPARTMENTS.index(comp)] == 0 and batch.balances[0, 0] == 48 - 15 + 1
     first, second = pair.split()
@@ -450,9 +437,9 @@ def test_e07_turnup_honour_blocks_its_pairs(turnup: str, pair: str, paid: str | 
 
 
 @pytest.mark.parametrize("rules", [MODERN, VICTORIAN.replace(pope_turnup="pays_pope")], ids=["modern", "victorian"])
-def test_e08_turnup_pope_pays_pope_and_play_goes_on(rules: Rules, engine: str) -> None:
+def test_e08_turnup_pope_pays_pope_and_play_goes_on(rules: Rules) -> None:
     deal = full_deal(["", "", "", ""], "9D", rules=rules, dealer=2)
-    batch = batch_of([deal], engine)
+    batch = batch_of([deal])
     assert_same_position(batch, deal)
     assert batch.board[0, 0] == 0 and batch.balances[0, 2] == 48 - 15 + 6
     assert not batch.done[0] and batch.to_act[0] == 3
@@ -460,14 +447,14 @@ def test_e08_turnup_pope_pays_pope_and_play_goes_on(rules: Rules, engine: str) -
 
 
 @pytest.mark.parametrize("rules", [VICTORIAN, MODERN.replace(pope_turnup="ends_deal")], ids=["victorian", "modern"])
-def test_e08_turnup_pope_ends_the_first_deal(rules: Rules, engine: str) -> None:
+def test_e08_turnup_pope_ends_the_first_deal(rules: Rules) -> None:
     """A deal that ends at its turn-up is reported (0 plays, no winner) and the slot dealt again, passing left."""
     pope = full_deal(["", "", "", ""], "9D", rules=rules, board={"pope": 4, "game": 3})
     assert pope.done and pope.plays == []
     # The session goes on: the next deal starts from the board and balances the pope left.
     nxt = full_deal(["", "", "", ""], "2H", rules=rules, dealer=1, board=pope.board, balances=pope.balances)
     spare = full_deal(["", "", "", ""], "3S", rules=rules, dealer=2)  # dealt when nxt ends
-    batch = batch_of([pope, nxt, spare], engine, auto_reset=True, session_length=2)
+    batch = batch_of([pope, nxt, spare], auto_reset=True, session_length=2)
     finished = batch.advance()
     assert finished.slots.tolist() == [0] and finished.deal_ids.tolist() == [0]
     assert finished.plays.tolist() == [0] and finished.winner.tolist() == [-1]
@@ -485,7 +472,7 @@ def test_e08_turnup_pope_ends_the_first_deal(rules: Rules, engine: str) -> None:
 
 
 @pytest.mark.parametrize("rules", [VICTORIAN, MODERN.replace(pope_turnup="ends_deal")], ids=["victorian", "modern"])
-def test_e08_turnup_pope_ends_a_deal_dealt_inside_a_step(rules: Rules, engine: str) -> None:
+def test_e08_turnup_pope_ends_a_deal_dealt_inside_a_step(rules: Rules) -> None:
     """The step that ends a deal deals the next; a pope turned then ends that one too: both are reported by the
     same step (the slot twice), and the deal after them starts from the board and balances the pope left."""
     first = full_deal(["", "", "", ""], "2H", rules=rules)
@@ -493,7 +480,7 @@ def test_e08_turnup_pope_ends_a_deal_dealt_inside_a_step(rules: Rules, engine: s
     first.play_out(scalar_choice(0), lone_leads=False)
     pope = full_deal(["", "", "", ""], "9D", rules=rules, dealer=1, board=first.board, balances=first.balances)
     third = full_deal(["", "", "", ""], "3S", rules=rules, dealer=2, board=pope.board, balances=pope.balances)
-    batch = batch_of([batch_first, pope, third], engine, auto_reset=True, session_length=3)
+    batch = batch_of([batch_first, pope, third], auto_reset=True, session_length=3)
     reports = [batch.advance()]
     while batch.deal_ids[0] == 0:
         reports.append(batch.step(batch_choices(batch, keys=np.zeros(1, dtype=np.int64))))
@@ -526,9 +513,9 @@ LEAD_ANY = MODERN.replace(lead="any")
     ],
 )
 def test_e10_pairs_in_either_order(rules: Rules, hands: list[str], dead: str, leads: list[str],
-                                   awards: list[tuple[str, int, str]], engine: str) -> None:
+                                   awards: list[tuple[str, int, str]]) -> None:
     deal = full_deal(hands, "2H", dead=dead, rules=rules)
-    batch = batch_of([deal], engine)
+    batch = batch_of([deal])
     for card in leads:
         lead(batch, deal, card)
     assert batch.to_act[0] == 1  # each sequence stopped on seat 1's card
@@ -542,14 +529,13 @@ def test_e10_pairs_in_either_order(rules: Rules, hands: list[str], dead: str, le
      ("halves", [(2, "jack", 1), (1, "queen", 1), (2, "intrigue", 2), (1, "intrigue", 2), (2, "king", 1),
                  (1, "matrimony", 2), (2, "matrimony", 2)], (1, 0))],
 )
-def test_e11_king_and_queen_by_two_players(split: str, awards: list[tuple[int, str, int]], left: tuple[int, int],
-                                           engine: str) -> None:
+def test_e11_king_and_queen_by_two_players(split: str, awards: list[tuple[int, str, int]], left: tuple[int, int]) -> None:
     """``none``: nothing paid, the pairs carry over; ``halves``: half each, the player of the earlier card first,
     the odd counter stays (5 on matrimony gives 2 and 2)."""
     rules = MODERN.replace(pair_split=split)
     deal = full_deal(["", "QH", "JH KH", "AH 3H 4H 5H 6H 7H 8H 9H TH"], "2H", rules=rules, dealer=1,
                      board={"matrimony": 3, "intrigue": 2})
-    batch = batch_of([deal], engine)
+    batch = batch_of([deal])
     lead(batch, deal, "JH")
     assert plays_of(batch) == [(2, "JH"), (1, "QH"), (2, "KH")]
     assert (batch.board[0, MATRIMONY_C], batch.board[0, INTRIGUE_C]) == left
@@ -571,11 +557,10 @@ def test_e11_king_and_queen_by_two_players(split: str, awards: list[tuple[int, s
                      [[2, 1, 10], [3, 1, 10], [0, 1, 10]], id="the_pope_in_the_dead_hand_excuses_nobody"),
     ],
 )
-def test_e12_going_out(hands: list[str], dead: str, leads: list[str], rules: Rules, payments: list[list[int]],
-                       engine: str) -> None:
+def test_e12_going_out(hands: list[str], dead: str, leads: list[str], rules: Rules, payments: list[list[int]]) -> None:
     """The winner takes the game and a counter per card left from every other seat, the 9D's holder excused."""
     deal = full_deal(hands, "2S", dead=dead, rules=rules)
-    batch = batch_of([deal], engine)
+    batch = batch_of([deal])
     for card in leads:
         finished = lead(batch, deal, card)
     assert batch.done[0] and batch.winner[0] == 1 and finished.winner.tolist() == [1]
@@ -588,11 +573,11 @@ def test_e12_going_out(hands: list[str], dead: str, leads: list[str], rules: Rul
         batch.step(np.array([0]))
 
 
-def test_e13_the_deal_ends_mid_sequence(engine: str) -> None:
+def test_e13_the_deal_ends_mid_sequence() -> None:
     """Seat 0 plays his last card (TH) inside seat 3's sequence: the JH that follows is not played, and seat 1's
     queen of trumps never meets his jack (no intrigue)."""
     deal = full_deal(["3C 4C 5C 6C 7C 8C 9C TC JC TH", "QH JH 2C", "", "QC KC 9H"], "2H", dead="KH", rules=LEAD_ANY)
-    batch = batch_of([deal], engine)
+    batch = batch_of([deal])
     lead(batch, deal, "QH")
     lead(batch, deal, "2C")
     assert batch.to_act[0] == 3 and batch.hand_sizes[0, 0] == 1
@@ -615,9 +600,9 @@ def test_e13_the_deal_ends_mid_sequence(engine: str) -> None:
     ],
 )
 def test_e14_the_last_card_pays_then_the_game_is_settled(hands: str, dead: str, leads: list[str],
-                                                         last_awards: list[list[Any]], engine: str) -> None:
+                                                         last_awards: list[list[Any]]) -> None:
     deal = full_deal(["", hands, "", ""], "2H", dead=dead)
-    batch = batch_of([deal], engine)
+    batch = batch_of([deal])
     for card in leads:
         lead(batch, deal, card)
     assert batch.done[0] and batch.winner[0] == 1
@@ -630,9 +615,9 @@ def test_e14_the_last_card_pays_then_the_game_is_settled(hands: str, dead: str, 
 ACE_HIGH = MODERN.replace(ace_high=True)
 
 
-def test_e18_ace_high_king_continues_to_the_ace_and_the_ace_stops(engine: str) -> None:
+def test_e18_ace_high_king_continues_to_the_ace_and_the_ace_stops() -> None:
     deal = full_deal(["", "QS KS 3C", "AS 2S", "3S 4S 5S 6S 7S 8S 9S JS"], "TS", rules=ACE_HIGH)
-    batch = batch_of([deal], engine)
+    batch = batch_of([deal])
     lead(batch, deal, "QS")
     assert plays_of(batch) == [(1, "QS"), (1, "KS"), (2, "AS")]
     assert batch.to_act[0] == 2 and batch.owner[0, parse_card("2S")] == 2  # the 2S follows nothing
@@ -642,9 +627,9 @@ def test_e18_ace_high_king_continues_to_the_ace_and_the_ace_stops(engine: str) -
         ["play", 1, "queen"], ["play", 1, "king"], ["play", 1, "matrimony"], ["play", 2, "ace"]]
 
 
-def test_e18_ace_high_a_two_can_only_be_led_and_the_ace_is_not_lowest(engine: str) -> None:
+def test_e18_ace_high_a_two_can_only_be_led_and_the_ace_is_not_lowest() -> None:
     deal = full_deal(["", "AS 2S 3S 9C", "", ""], "2H", dead="4S", rules=ACE_HIGH)
-    batch = batch_of([deal], engine)
+    batch = batch_of([deal])
     legal = batch.legal_mask()[0]
     assert legal[parse_card("2S")] and not legal[parse_card("AS")]
     with pytest.raises(IllegalActionError):
@@ -707,9 +692,9 @@ def _bad_steps(batch: BatchDeals) -> list[tuple[str, Any, Any, type[PopeJoanErro
 
 
 @pytest.mark.parametrize("case", range(18))
-def test_a_refused_step_raises_and_changes_nothing(case: int, engine: str) -> None:
+def test_a_refused_step_raises_and_changes_nothing(case: int) -> None:
     def fresh() -> BatchDeals:
-        return BatchDeals(MODERN, 4, 3, rng=np.random.default_rng(21), record=True, engine=engine)
+        return BatchDeals(MODERN, 4, 3, rng=np.random.default_rng(21), record=True)
 
     batch, twin = fresh(), fresh()
     what, actions, which, error = _bad_steps(batch)[case]
@@ -727,8 +712,8 @@ def test_the_refusals_cover_every_kind() -> None:
     assert len(_bad_steps(BatchDeals(MODERN, 4, 3, rng=np.random.default_rng(21)))) == 18
 
 
-def test_a_finished_deal_without_auto_reset_refuses_a_card(engine: str) -> None:
-    batch = BatchDeals(MODERN, 4, 5, rng=np.random.default_rng(3), auto_reset=False, record=True, engine=engine)
+def test_a_finished_deal_without_auto_reset_refuses_a_card() -> None:
+    batch = BatchDeals(MODERN, 4, 5, rng=np.random.default_rng(3), auto_reset=False, record=True)
     rng = np.random.default_rng(4)
     while not batch.done.any():
         batch.step(batch.random_actions(rng), which=~batch.done)
@@ -744,9 +729,9 @@ def test_a_finished_deal_without_auto_reset_refuses_a_card(engine: str) -> None:
     assert len(batch.advance()) == 0  # reported once, when it ended
 
 
-def test_the_same_seed_gives_the_same_batch(engine: str) -> None:
+def test_the_same_seed_gives_the_same_batch() -> None:
     def run(seed: int, **dealing: Any) -> tuple[list[Finished], dict[str, np.ndarray]]:
-        batch = BatchDeals(VICTORIAN.replace(ace_high=True), 5, 40, session_length=3, record=True, engine=engine,
+        batch = BatchDeals(VICTORIAN.replace(ace_high=True), 5, 40, session_length=3, record=True,
                            **dealing)
         rng = np.random.default_rng(seed + 1)
         reports = [batch.step(batch.random_actions(rng)) for _ in range(60)]
@@ -759,10 +744,10 @@ def test_the_same_seed_gives_the_same_batch(engine: str) -> None:
         for x, y in zip(a, b):
             assert_same_report(x, y)
         assert_same_state(state_a, state_b)
-    first = BatchDeals(MODERN, 4, 8, deal_seed=9, engine=engine).initial_owner
-    assert not np.array_equal(first, BatchDeals(MODERN, 4, 8, deal_seed=10, engine=engine).initial_owner)
-    assert not np.array_equal(BatchDeals(MODERN, 4, 8, rng=np.random.default_rng(9), engine=engine).initial_owner,
-                              BatchDeals(MODERN, 4, 8, rng=np.random.default_rng(10), engine=engine).initial_owner)
+    first = BatchDeals(MODERN, 4, 8, deal_seed=9).initial_owner
+    assert not np.array_equal(first, BatchDeals(MODERN, 4, 8, deal_seed=10).initial_owner)
+    assert not np.array_equal(BatchDeals(MODERN, 4, 8, rng=np.random.default_rng(9)).initial_owner,
+                              BatchDeals(MODERN, 4, 8, rng=np.random.default_rng(10)).initial_owner)
 
 
 def _positions(rules: Rules, players: int) -> list[Deal]:
@@ -788,11 +773,10 @@ def _positions(rules: Rules, players: int) -> list[Deal]:
                           (MODERN.replace(ace_high=True, deal="all_round"), 3, True),
                           (VICTORIAN.replace(pair_split="halves"), 8, True)],
                          ids=["modern-4p", "victorian-5p-no-lone-leads", "ace_high-all_round-3p", "halves-8p"])
-def test_from_deals_continues_scalar_positions_to_the_same_outcome(rules: Rules, players: int, lone_leads: bool,
-                                                                   engine: str) -> None:
+def test_from_deals_continues_scalar_positions_to_the_same_outcome(rules: Rules, players: int, lone_leads: bool) -> None:
     deals = _positions(rules, players)
     assert any(d.forced >= 0 for d in deals)
-    batch = BatchDeals.from_deals([d.copy() for d in deals], lone_leads=lone_leads, engine=engine)
+    batch = BatchDeals.from_deals([d.copy() for d in deals], lone_leads=lone_leads)
     keys = np.arange(len(deals))
     while not batch.done.all():
         batch.step(batch_choices(batch, keys=keys), which=~batch.done)
@@ -802,10 +786,10 @@ def test_from_deals_continues_scalar_positions_to_the_same_outcome(rules: Rules,
         assert deal_record(batch.to_deal(i)) == deal_record(deal)
 
 
-def test_from_deals_of_a_mid_deal_position_with_a_card_due(engine: str) -> None:
+def test_from_deals_of_a_mid_deal_position_with_a_card_due() -> None:
     """A ``Deal.from_position`` with the 6C due after seat 0's 5C (its own board, balances and dead-hand size)."""
     deal = _mid_deal_position()
-    batch = BatchDeals.from_deals([deal.copy()], lone_leads=False, engine=engine)
+    batch = BatchDeals.from_deals([deal.copy()], lone_leads=False)
     assert plays_of(batch) == [(1, "6C"), (1, "7C"), (2, "8C")]  # the card due and its sequence, at once
     assert batch.play_leads[0, :3].tolist() == [False, False, False]
     while not batch.done[0]:
@@ -814,12 +798,12 @@ def test_from_deals_of_a_mid_deal_position_with_a_card_due(engine: str) -> None:
     assert_same_position(batch, deal)
 
 
-def test_from_deals_of_deals_with_dead_hands_of_different_sizes(engine: str) -> None:
+def test_from_deals_of_deals_with_dead_hands_of_different_sizes() -> None:
     """``to_deal`` gives each deal back, whatever the size of its dead hand."""
     small = Deal.from_cards([["2C", "3C"], ["4C", "5C"], ["6C", "7C"]],
                             [CARD_NAMES[c] for c in PACK if c not in {1, 2, 3, 4, 5, 6, 27}] + ["2H"], 0, MODERN)
     full = Deal.new(MODERN, 3, 0, np.random.default_rng(1))
-    batch = BatchDeals.from_deals([small.copy(), full.copy()], engine=engine)
+    batch = BatchDeals.from_deals([small.copy(), full.copy()])
     for slot, deal in enumerate((small, full)):
         assert batch.turnup[slot] == deal.turnup
         assert batch.dead_cards[slot, :len(deal.dead)].tolist() == list(deal.dead) == batch.dead_of(slot)
@@ -837,18 +821,18 @@ def _mid_deal_position() -> Deal:
                               board=[1, 2, 3, 4, 5, 6, 7, 8], balances=[1, 2, 3])
 
 
-def test_to_deal_of_a_from_position_slot_is_refused_clearly(engine: str) -> None:
+def test_to_deal_of_a_from_position_slot_is_refused_clearly() -> None:
     """A position from ``Deal.from_position`` has no history (who played which card), so it cannot be rebuilt."""
-    batch = BatchDeals.from_deals([_mid_deal_position()], lone_leads=False, engine=engine)
+    batch = BatchDeals.from_deals([_mid_deal_position()], lone_leads=False)
     before = {k: v.copy() for k, v in vars(batch).items() if isinstance(v, np.ndarray)}
     with pytest.raises(InvalidDealError, match="without its history"):
         batch.to_deal(0)
     assert all(np.array_equal(v, getattr(batch, k)) for k, v in before.items())
 
 
-def test_the_last_explicit_deal_is_reported_when_it_ends(engine: str) -> None:
+def test_the_last_explicit_deal_is_reported_when_it_ends() -> None:
     deal = full_deal(["", "", "", ""], "2H")
-    batch = batch_of([deal.copy()], engine, auto_reset=True)
+    batch = batch_of([deal.copy()], auto_reset=True)
     reports = []
     while not batch.done[0]:
         reports.append(batch.step(batch_choices(batch, keys=np.zeros(1, dtype=np.int64))))
@@ -860,10 +844,9 @@ def test_the_last_explicit_deal_is_reported_when_it_ends(engine: str) -> None:
 
 @pytest.mark.parametrize(("rules", "players"), [(MODERN.replace(ace_high=True, deal="all_round"), 4), (VICTORIAN, 8),
                                                (MODERN.replace(pope_turnup="ends_deal", lead="any"), 3)])
-def test_rng_dealt_batches_write_records_that_verify(rules: Rules, players: int, engine: str) -> None:
+def test_rng_dealt_batches_write_records_that_verify(rules: Rules, players: int) -> None:
     """The fast dealing path (``rng=``): every record replays on the scalar engine (``verify_record``)."""
-    batch = BatchDeals(rules, players, 256, rng=np.random.default_rng(2), session_length=5, record=True,
-                       engine=engine)
+    batch = BatchDeals(rules, players, 256, rng=np.random.default_rng(2), session_length=5, record=True)
     rng = np.random.default_rng(3)
     records = list(batch.advance().records or [])
     while len(records) < 1500:
@@ -873,21 +856,20 @@ def test_rng_dealt_batches_write_records_that_verify(rules: Rules, players: int,
         assert sorted(len(h) for h in record["hands"]) == sorted(rules.hand_sizes(players)[0])
 
 
-def test_memory_bytes_is_positive_and_per_deal(engine: str) -> None:
-    small, large = (BatchDeals(MODERN, 6, n, rng=np.random.default_rng(0), engine=engine) for n in (10, 1000))
+def test_memory_bytes_is_positive_and_per_deal() -> None:
+    small, large = (BatchDeals(MODERN, 6, n, rng=np.random.default_rng(0)) for n in (10, 1000))
     assert 0 < small.memory_bytes == large.memory_bytes < 10_000
 
 
 @pytest.mark.parametrize("rules", [MODERN, VICTORIAN, MODERN.replace(dressing=DRESSING, allow_credit=False,
                                                                      start_counters=25, pair_split="halves")],
                          ids=["modern", "victorian", "custom"])
-def test_counters_are_conserved(rules: Rules, engine: str) -> None:
+def test_counters_are_conserved(rules: Rules) -> None:
     """E16 in batch: every slot's balances and board add up to the session's counters, after every step."""
     players = 5
     board = (3, 0, 0, 0, 2, 0, 0, 1)
     total = players * rules.start_counters + sum(board)
-    batch = BatchDeals(rules, players, 300, rng=np.random.default_rng(5), session_length=2 * players, board=board,
-                       engine=engine)
+    batch = BatchDeals(rules, players, 300, rng=np.random.default_rng(5), session_length=2 * players, board=board)
     rng = np.random.default_rng(6)
     finished = 0
     while finished < 3000:
@@ -897,3 +879,28 @@ def test_counters_are_conserved(rules: Rules, engine: str) -> None:
         moved = (batch.balances - batch.balances_before).sum(axis=1) + (batch.board - batch.board_before).sum(axis=1)
         assert (moved == 0).all()
         assert (report.balances.sum(axis=1) + report.board.sum(axis=1) == total).all()
+
+
+def test_without_numba_a_batch_refuses_to_start_and_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba is a core dependency: the batch engine has no other implementation of the rules, so no slow path."""
+    monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` now raises ImportError
+    for make in (lambda: BatchDeals(MODERN, 4, 2, rng=np.random.default_rng(0)),
+                 lambda: BatchDeals.from_deals([Deal.new(MODERN, 4, 0, np.random.default_rng(1))])):
+        with pytest.raises(MissingDependencyError, match="pip install numba") as refused:
+            make()
+        assert isinstance(refused.value, PopeJoanError)
+
+
+def test_the_kernels_numbers_are_those_of_the_rules_cards_and_records() -> None:
+    """The compiled kernels name compartments, cards and award causes by number: the same numbers as their owners."""
+    from popejoan_env.batch import kernels, records
+    from popejoan_env.cards import POPE
+    from popejoan_env.engine import PLAYED
+    from popejoan_env.rules import GAME_C, JACK_C, KING_C, QUEEN_C
+
+    assert (kernels._MATRIMONY, kernels._INTRIGUE, kernels._KING, kernels._QUEEN, kernels._JACK, kernels._GAME) == \
+        (MATRIMONY_C, INTRIGUE_C, KING_C, QUEEN_C, JACK_C, GAME_C)
+    assert (kernels._POPE, kernels._PLAYED) == (POPE, PLAYED)
+    causes = records._CAUSES
+    assert (causes[kernels._TURNUP_CAUSE], causes[kernels._PLAY], causes[kernels._GAME_CAUSE]) == \
+        ("turnup", "play", "game")

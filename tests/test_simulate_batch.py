@@ -11,12 +11,12 @@ import hashlib
 import io
 import json
 import pathlib
+import sys
 from typing import Any
 
 import pytest
 
 from popejoan_env.__main__ import main
-from popejoan_env.batch import NUMBA
 from popejoan_env.record import FORMAT, read_records
 from popejoan_env.rules import COMPARTMENTS, Rules
 from test_edges import run_main  # the in-process command line runner the other CLI tests use
@@ -158,14 +158,16 @@ def test_one_deal_in_flight_and_more_slots_than_deals(tmp_path: pathlib.Path,
         assert run_main(["verify", "--quiet", str(path)], capsys)[0] == 0
 
 
-@pytest.mark.skipif(not NUMBA, reason="the numba path needs numba")
-def test_the_records_do_not_depend_on_numba(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_records_replay_on_the_scalar_engine_and_need_numba(tmp_path: pathlib.Path,
+                                                                capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     options = ["--quiet", "--players", "6", "--deals", "150", "--seed", "11", "--batch-size", "9"]
-    simulate(tmp_path / "numba.jsonl", capsys, *options)
-    monkeypatch.setattr("popejoan_env.batch.NUMBA", False)  # "auto" then plays with numpy
-    simulate(tmp_path / "numpy.jsonl", capsys, *options)
-    assert (tmp_path / "numba.jsonl").read_bytes() == (tmp_path / "numpy.jsonl").read_bytes()
+    simulate(tmp_path / "batch.jsonl", capsys, *options)
+    assert run_main(["verify", "--quiet", str(tmp_path / "batch.jsonl")], capsys)[0] == 0
+    monkeypatch.setitem(sys.modules, "numba", None)  # numba missing: a clear refusal, never a slow path
+    status, _, err = run_main(["simulate", "--engine", "batch", "--out", str(tmp_path / "none.jsonl"), *options],
+                              capsys)
+    assert status == 2 and "pip install numba" in err and len(err.strip().splitlines()) == 1
 
 
 def test_the_scalar_engine_is_the_default_and_unchanged(capsys: pytest.CaptureFixture[str]) -> None:

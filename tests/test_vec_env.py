@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 
 import numpy as np
 import pytest
 import torch
 
 from popejoan_env.batch import BatchDeals
-from popejoan_env.errors import IllegalActionError, PopeJoanError
+from popejoan_env.errors import IllegalActionError, MissingDependencyError, PopeJoanError
 from popejoan_env.observation import encode
 from popejoan_env.players import make_player
 from popejoan_env.players.learned import LearnedPlayer, model_metadata, policy_from_state, save_model
@@ -20,10 +21,9 @@ from popejoan_env.players.pool_hunter import lead_values
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import seat_view
 import popejoan_env.envs.sb3_vec_env as vec_env
-from popejoan_env.players.vectorised import compiled_available
+import popejoan_env.players.vectorised as vectorised
 from popejoan_env.envs.sb3_vec_env import (
-    BatchVecEnv, compiled_leads, lowest_leads, make_batch_vec_env, policy_leads, pool_hunter_leads,
-    pool_hunter_values, random_leads, stops_first_leads,
+    BatchVecEnv, compiled_leads, lowest_leads, make_batch_vec_env, policy_leads, pool_hunter_values, random_leads,
 )
 
 torch.set_num_threads(1)
@@ -92,11 +92,9 @@ def test_scripted_leads_equal_the_scalar_players(rules: Rules) -> None:
     for n in (3, 4, 5, 6, 8):
         for batch, legal in positions(rules, n, seed=n):
             rows = np.arange(batch.num_deals)
-            got = {"lowest": lowest_leads(batch, legal), "stops_first": stops_first_leads(batch, rows, legal),
-                   "pool_hunter": pool_hunter_leads(batch, rows, legal)}
-            if compiled_available():
-                got["stops_first (compiled)"] = compiled_leads("stops_first", batch, rows, legal)
-                got["pool_hunter (compiled)"] = compiled_leads("pool_hunter", batch, rows, legal)
+            got = {"lowest": lowest_leads(batch, legal),
+                   "stops_first (compiled)": compiled_leads("stops_first", batch, rows, legal),
+                   "pool_hunter (compiled)": compiled_leads("pool_hunter", batch, rows, legal)}
             values = pool_hunter_values(batch, rows, legal)
             for i, view in enumerate(views(batch)):
                 for name, cards in got.items():
@@ -439,7 +437,7 @@ def test_train_ppo_runs_on_the_batch_env(tmp_path) -> None:
     assert len(os.listdir(tmp_path / "b" / "checkpoints")) >= 2  # the first snapshot and one at 512 steps
 
 
-def test_the_numpy_players_give_the_run_the_compiled_ones_give(monkeypatch) -> None:
+def test_the_scalar_players_give_the_run_the_compiled_ones_give(monkeypatch) -> None:
     def run() -> list:
         vec = make_batch_vec_env(12, 9, players=4, opponents="stops_first:0.5,pool_hunter:0.5",
                                  terminal_observation=False)
@@ -449,8 +447,24 @@ def test_the_numpy_players_give_the_run_the_compiled_ones_give(monkeypatch) -> N
         return out
 
     compiled = run()
-    monkeypatch.setattr(vec_env, "compiled_available", lambda: False)
+
+    def scalar_leads(player: str, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """The scalar player's card in each deal of ``rows``, from its view of the deal as a scalar ``Deal``."""
+        scripted = make_player(player)
+        return np.array([scripted.act(seat_view(batch.to_deal(int(r)), int(batch.to_act[r]))) for r in rows])
+
+    monkeypatch.setattr(vec_env, "compiled_leads", scalar_leads)
     assert all(np.array_equal(a, b) for a, b in zip(compiled, run()))
+
+
+def test_without_numba_the_compiled_players_say_what_to_install(monkeypatch) -> None:
+    batch = BatchDeals(Rules.preset("modern"), 4, 2, rng=np.random.default_rng(0))
+    rows = np.arange(2)
+    monkeypatch.setattr(vectorised, "_COMPILED", [])  # not compiled yet
+    monkeypatch.setitem(sys.modules, "numba", None)  # and numba missing
+    for player in ("stops_first", "pool_hunter"):
+        with pytest.raises(MissingDependencyError, match="pip install numba"):
+            compiled_leads(player, batch, rows, batch.legal_mask())
 
 
 def test_oracle_critic_reads_the_hands_and_the_saved_policy_does_not(tmp_path) -> None:

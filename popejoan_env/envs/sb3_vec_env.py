@@ -32,9 +32,8 @@ info (episode end)     ``counters``, ``players``, ``learner``, ``winner``,
 =====================  =====================================================
 
 Opponents: ``random``, ``lowest``, ``stops_first`` and ``pool_hunter`` are computed for
-all their deals at once (``random_leads``, ``lowest_leads``, ``stops_first_leads``,
-``pool_hunter_leads``; with numba installed ``compiled_leads`` runs the last two as a
-compiled loop): the scalar players' very choices, pool_hunter's values to the bit.  The
+all their deals at once (``random_leads``, ``lowest_leads``; ``compiled_leads`` runs the
+last two as a compiled loop): the scalar players' very choices, pool_hunter's values to the bit.  The
 self-play snapshots (``self``) and model files in the mix are answered by one
 ``encode_batch`` per round and one forward of each network (torch, ``policy_leads``) for
 every deal where it is to act.  Any other player (``pimc``) plays through its ``act`` on
@@ -82,16 +81,13 @@ from popejoan_env.envs.gymnasium_env import episode_options, table_sizes
 from popejoan_env.observation import OBS_SIZE, encode
 from popejoan_env.opponents import SELF, OpponentPool
 from popejoan_env.players import suits
-from popejoan_env.players.vectorised import (
-    compiled_available, compiled_leads, lowest_leads, pool_hunter_leads, pool_hunter_values, random_leads,
-    stops_first_leads,
-)
+from popejoan_env.players.vectorised import compiled_leads, lowest_leads, pool_hunter_values, random_leads
 from popejoan_env.record import replay_record
 from popejoan_env.rules import Rules, resolve_rules
 from popejoan_env.seat_view import seat_view
 
 __all__ = ["BatchVecEnv", "compiled_leads", "lowest_leads", "make_batch_vec_env", "policy_leads",
-           "pool_hunter_leads", "pool_hunter_values", "random_leads", "stops_first_leads"]
+           "pool_hunter_values", "random_leads"]
 
 
 def policy_leads(policy: Any, obs: np.ndarray, legal: np.ndarray, rng: np.random.Generator,
@@ -541,11 +537,7 @@ class BatchVecEnv(VecEnv):
                 out[sel] = lowest_leads(batch, legal[sel])
             elif code in (_STOPS_FIRST, _POOL_HUNTER):
                 name = self.pool.names[int(picks[sel[0]])]
-                if compiled_available():
-                    out[sel] = compiled_leads(name, batch, rows[sel], legal[sel])
-                else:
-                    out[sel] = (stops_first_leads if code == _STOPS_FIRST else pool_hunter_leads)(
-                        batch, rows[sel], legal[sel])
+                out[sel] = compiled_leads(name, batch, rows[sel], legal[sel])
             elif code == _SNAPSHOT:
                 out[sel] = self._network_leads(batch, rows[sel], seats[sel], legal[sel],
                                                tab.snap[rows[sel], seats[sel]], self._snapshots.__getitem__)

@@ -20,14 +20,9 @@ ENGINES = ("scalar", "batch")
 
 
 def default_engine(rollout: str = "greedy") -> str:
-    """The engine of ``rollout`` when none is named: ``batch`` for greedy rollouts when numba is installed (its
-    compiled rollouts are the fastest, ``benchmarks/bench_pimc.py``), else ``scalar`` (the batch's numpy path is
-    slower than scalar rollouts)."""
-    if rollout != "greedy":
-        return "scalar"
-    from popejoan_env.batch import NUMBA  # imported here: the batch engine's module builds its tables (~30 ms)
-
-    return "batch" if NUMBA else "scalar"
+    """The engine of ``rollout`` when none is named: ``batch`` for greedy rollouts (its compiled rollouts are the
+    fastest, ``benchmarks/bench_pimc.py``), else ``scalar``."""
+    return "batch" if rollout == "greedy" else "scalar"
 
 
 _ORDER: dict[bool, tuple[int, ...]] = {
@@ -98,15 +93,13 @@ class PimcPlayer(ScriptedPlayer):
     ``random``), ``sampler`` (``consistent``, the default, or ``uniform``: the old sampler that
     ignores what leads and the settlement reveal), ``engine`` (``scalar``: one ``Deal`` per rollout, or
     ``batch``: the greedy rollouts of every world × candidate at once, ``batch_rollout.greedy_gains``,
-    compiled when numba is installed; the same decisions either way; the default is ``batch`` for
-    greedy rollouts when numba is installed, else ``scalar``: ``default_engine``).  Random rollouts
+    compiled; the same decisions either way; the default is ``batch`` for greedy rollouts:
+    ``default_engine``).  Random rollouts
     always run scalar: they draw from the player's generator between the worlds' draws, an order a
     batch cannot keep.
     """
 
     name = "pimc"
-    batch_engine = "auto"
-    """The ``BatchDeals`` engine of ``engine=batch`` (``auto``: numba when installed, else numpy)."""
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, rollout: str = "greedy",
                  sampler: str = "consistent", engine: str | None = None) -> None:
@@ -138,7 +131,7 @@ class PimcPlayer(ScriptedPlayer):
         self.last_values: dict[int, float] = {}
         """The mean counters each candidate of the last decision ``evaluate`` searched won over the worlds
         (empty after a decision with one candidate): what a network imitating the search can learn from
-        (training/imitation.py)."""
+        (training/expert_games.py)."""
         super().__init__(seed)
 
     def choose(self, view: SeatView) -> int:
@@ -160,8 +153,8 @@ class PimcPlayer(ScriptedPlayer):
         rng = self.rng
         logs = []
         if self.engine == "batch":
-            # Imported here: the batch engine's module builds its tables at import (~30 ms) and the compiled
-            # rollouts load numba (~0.25 s), which a scalar pimc, and every command importing the players, need not pay.
+            # Imported here: the compiled rollouts load numba (~0.25 s), which a scalar pimc, and every command
+            # importing the players, need not pay.
             from popejoan_env.players.batch_rollout import greedy_gains_at
 
             # The first world as a Deal (the position every world shares), the others only as card placements:
@@ -174,7 +167,7 @@ class PimcPlayer(ScriptedPlayer):
                 hands.append(h)
                 dead.append(d)
                 logs.append(sampler.log_weight)
-            gains = greedy_gains_at(first, hands, dead, candidates, engine=self.batch_engine).tolist()
+            gains = greedy_gains_at(first, hands, dead, candidates).tolist()
         else:
             rollout_rng = rng if self.rollout == "random" else None
             gains = [[0] * len(candidates) for _ in range(self.samples)]

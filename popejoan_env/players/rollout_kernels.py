@@ -1,13 +1,13 @@
 """Compiled greedy rollouts (numba): whole deals played out by ``pimc.greedy_lead``, one deal after another.
 
-``batch_rollout`` imports this module (and so numba) only when the batch it plays runs the compiled
-engine (``BatchDeals.engine == "numba"``).  Each lead is ``greedy_lead``'s choice, read from the
-batch's position bitmasks with the key and tie order of ``batch_rollout``'s docstring, and is
-played by the batch engine's own loop (``batch_kernels.play_leads``: the sequence, the awards,
-every lone lead after it, going out), so the cards played are those of ``BatchDeals.step``.
+``batch_rollout`` imports this module (and so numba) when it plays rollouts.  Each lead is ``greedy_lead``'s
+choice, read from the batch's position bitmasks (``BatchState.hands``, ``held``) with the key and tie order of
+``batch_rollout``'s docstring, and is played by the batch engine's own loop (``batch.kernels.play_rows``: the
+sequence, the awards, every lone lead after it, going out), so the cards played are those of ``BatchDeals.step``.
+Every function takes the batch's ``state`` and ``tables``.
 
-numba's cache checks a compiled function against its own file only, and ``play_leads`` is compiled
-into the functions here: so this module keeps the stamp of ``batch_kernels.py`` next to its cache
+numba's cache checks a compiled function against its own file only, and ``play_rows`` is compiled
+into the functions here: so this module keeps the stamp of ``batch/kernels.py`` next to its cache
 and drops its cache when that file changed (``_drop_stale_cache``; they compile again, once).
 """
 
@@ -18,8 +18,8 @@ import os
 import numpy as np
 
 import numba
-from popejoan_env import batch_kernels
-from popejoan_env.batch_kernels import play_leads
+from popejoan_env.batch import kernels
+from popejoan_env.batch.kernels import fields, play_rows
 
 _SUIT = np.uint64(0x1FFF)
 _DEAD = -1
@@ -63,49 +63,65 @@ def greedy_position(hand, held, lead_any, pope_pos):  # type: ignore[no-untyped-
 
 
 @_njit
-def _play_out(row, lead, lead_any, pope_excused, halves, pope_pos, record, hands, held, played, dead, revealed,
-              owner, order, led, num_plays, board, balances, pair_by, to_act, leader, winner, done, trumps,
-              card_of_pos, comp_of_pos, events, num_events):  # type: ignore[no-untyped-def]
-    """Deal ``row[0]`` to its end by greedy leads, the first one ``lead[0]`` when it is a position (>= 0).
+def _play_out(row, lead, record, pope_pos, lead_any, pope_excused, halves, card_of_pos, comp_of_pos, hands, held,
+              played, dead, revealed, owner, order, led, num_plays, board, balances, pair_by, to_act, leader, winner,
+              done, trumps, events, num_events):  # type: ignore[no-untyped-def]
+    """Deal ``row[0]`` to its end by greedy leads, the first one ``lead[0]`` when it is a position (>= 0), over
+    the fields of a state (``batch.kernels.fields``: read once per kernel call, ``play_rows`` says why).
     Returns the number of cards played."""
     i = row[0]
     total = 0
     while not done[i]:
         if lead[0] < 0:
             lead[0] = greedy_position(hands[i, to_act[i]], held[i], lead_any, pope_pos)
-        total += play_leads(row, lead, True, True, lead_any, pope_excused, halves, record, hands, held, played,
-                            dead, revealed, owner, order, led, num_plays, board, balances, pair_by, to_act,
-                            leader, winner, done, trumps, card_of_pos, comp_of_pos, events, num_events)
+        total += play_rows(row, lead, True, True, record, lead_any, pope_excused, halves, card_of_pos, comp_of_pos,
+                           hands, held, played, dead, revealed, owner, order, led, num_plays, board, balances,
+                           pair_by, to_act, leader, winner, done, trumps, events, num_events)
         lead[0] = -1
     return total
 
 
 @_njit
-def greedy_rollouts(rows, lead_any, pope_excused, halves, pope_pos, record, hands, held, played, dead, revealed,
-                    owner, order, led, num_plays, board, balances, pair_by, to_act, leader, winner, done, trumps,
-                    card_of_pos, comp_of_pos, events, num_events):  # type: ignore[no-untyped-def]
+def greedy_rollouts(state, tables, rows, record):  # type: ignore[no-untyped-def]
     """Play each deal of ``rows`` to its end, every lead ``greedy_position``'s (lone leads included), over
-    the arrays of a ``BatchDeals``.  Returns the number of cards played."""
+    the state of a ``BatchDeals``.  Returns the number of cards played."""
+    return _greedy_rollouts(rows, record, tables.pope_pos, *fields(state, tables))
+
+
+@_njit
+def _greedy_rollouts(rows, record, pope_pos, lead_any, pope_excused, halves, card_of_pos, comp_of_pos, hands, held,
+                     played, dead, revealed, owner, order, led, num_plays, board, balances, pair_by, to_act, leader,
+                     winner, done, trumps, events, num_events):  # type: ignore[no-untyped-def]
+    """``greedy_rollouts`` over the fields of the state, passed as arguments: a loop over locals read from the
+    state (or returned by a call) counted a reference to each array at every call inside it, 2.5x slower."""
     row = np.empty(1, dtype=np.int64)
     lead = np.full(1, -1, dtype=np.int64)
     total = 0
     for j in range(len(rows)):
         row[0] = rows[j]
-        total += _play_out(row, lead, lead_any, pope_excused, halves, pope_pos, record, hands, held, played, dead,
-                           revealed, owner, order, led, num_plays, board, balances, pair_by, to_act, leader,
-                           winner, done, trumps, card_of_pos, comp_of_pos, events, num_events)
+        total += _play_out(row, lead, record, pope_pos, lead_any, pope_excused, halves, card_of_pos,
+                           comp_of_pos, hands, held, played, dead, revealed, owner, order, led, num_plays, board,
+                           balances, pair_by, to_act, leader, winner, done, trumps, events, num_events)
     return total
 
 
 @_njit
-def world_gains(leads, seat, world_hands, world_dead, world_revealed, lead_any, pope_excused, halves, pope_pos,
-                hands, held, played, dead, revealed, owner, order, led, num_plays, board, balances, pair_by, to_act,
-                leader, winner, done, trumps, card_of_pos, comp_of_pos, events, num_events,
+def world_gains(state, tables, leads, seat, world_hands, world_dead, world_revealed,
                 gains):  # type: ignore[no-untyped-def]
     """``gains[k, i]``: counters ``seat`` wins when world ``k`` is dealt into deal 0 of a batch (its hands, dead
     hand and dead cards shown, as position bitmasks; the rest of deal 0's state as it stands), position
     ``leads[i]`` is led and the deal is played out by greedy leads.  Deal 0 is left as the last rollout ended
-    it; every other state array of the batch is untouched.  Returns the number of cards played."""
+    it; every other deal of the state is untouched.  Returns the number of cards played."""
+    return _world_gains(leads, seat, world_hands, world_dead, world_revealed, gains, tables.pope_pos,
+                        *fields(state, tables))
+
+
+@_njit
+def _world_gains(leads, seat, world_hands, world_dead, world_revealed, gains, pope_pos, lead_any, pope_excused,
+                 halves, card_of_pos, comp_of_pos, hands, held, played, dead, revealed, owner, order, led, num_plays,
+                 board, balances, pair_by, to_act, leader, winner, done, trumps, events,
+                 num_events):  # type: ignore[no-untyped-def]
+    """``world_gains`` over the fields of the state, passed as arguments (``_greedy_rollouts`` says why)."""
     # Deal 0's state as it stands, restored before each rollout (the world's cards are written over it).
     played0, num_plays0, to_act0, leader0 = played[0], num_plays[0], to_act[0], leader[0]
     winner0, done0 = winner[0], done[0]
@@ -146,20 +162,21 @@ def world_gains(leads, seat, world_hands, world_dead, world_revealed, lead_any, 
             balances[0, :] = balances0
             pair_by[0, :] = pair_by0
             lead[0] = leads[i]
-            total += _play_out(row, lead, lead_any, pope_excused, halves, pope_pos, False, hands, held, played,
-                               dead, revealed, owner, order, led, num_plays, board, balances, pair_by, to_act,
-                               leader, winner, done, trumps, card_of_pos, comp_of_pos, events, num_events)
+            total += _play_out(row, lead, False, pope_pos, lead_any, pope_excused, halves, card_of_pos, comp_of_pos,
+                               hands, held, played, dead, revealed, owner, order, led, num_plays, board, balances,
+                               pair_by, to_act, leader, winner, done, trumps, events, num_events)
             gains[k, i] = balances[0, seat] - balances0[seat]
     return total
 
 
 def _drop_stale_cache() -> None:
-    """Flush the cache of the functions that compile ``play_leads`` in when ``batch_kernels.py`` is not the file
+    """Flush the cache of the functions that compile ``play_rows`` in when ``batch/kernels.py`` is not the file
     they were cached with (its modification time and size, kept in a stamp file beside the cache)."""
-    caches = [getattr(function, "_cache", None) for function in (_play_out, greedy_rollouts, world_gains)]
+    caches = [getattr(function, "_cache", None)
+              for function in (_play_out, greedy_rollouts, _greedy_rollouts, world_gains, _world_gains)]
     if not all(hasattr(c, "flush") and hasattr(c, "_cache_path") for c in caches):
         return  # a numba whose dispatchers keep their cache otherwise: nothing this guard knows how to flush
-    info = os.stat(batch_kernels.__file__)
+    info = os.stat(kernels.__file__)
     stamp = f"{info.st_mtime_ns} {info.st_size}\n"
     path = os.path.join(caches[0]._cache_path, "rollout_kernels.batch_kernels.stamp")
     try:
