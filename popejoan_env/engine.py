@@ -28,8 +28,8 @@ from popejoan_env.errors import (
     GameOverError, IllegalActionError, InvalidDealError, UnknownCardActionError, UnknownCardError,
 )
 from popejoan_env.rules import (
-    ACE_C, COMPARTMENTS, GAME_C, INTRIGUE_C, JACK_C, KING_C, MATRIMONY_C, MODERN, POPE_C,
-    QUEEN_C, Rules, check_players, resolve_rules,
+    ACE_C, COMPARTMENTS, GAME_C, INTRIGUE_C, JACK_C, KING_C, MATRIMONY_C, MODERN, POPE_C, QUEEN_C, Rules, RulesLike,
+    check_players, resolve_rules,
 )
 from popejoan_env.seats import eldest, others_from
 
@@ -208,7 +208,7 @@ class Deal:
     @classmethod
     def new(
         cls,
-        rules: Rules | str | Mapping[str, Any] = MODERN,
+        rules: RulesLike = MODERN,
         players: int = 4,
         dealer: int = 0,
         rng: Generator | None = None,
@@ -247,7 +247,7 @@ class Deal:
         hands: Sequence[Sequence[str | int]],
         dead: Sequence[str | int],
         dealer: int = 0,
-        rules: Rules | str | Mapping[str, Any] = MODERN,
+        rules: RulesLike = MODERN,
         board: Sequence[int] | Mapping[str, int] | None = None,
         balances: Sequence[int] | None = None,
     ) -> Deal:
@@ -290,7 +290,7 @@ class Deal:
         forced: int | str = -1,
         leader: int | None = None,
         dealer: int = 0,
-        rules: Rules | str | Mapping[str, Any] = MODERN,
+        rules: RulesLike = MODERN,
         board: Sequence[int] | Mapping[str, int] | None = None,
         balances: Sequence[int] | None = None,
         history: Sequence[tuple[int, int]] | None = None,

@@ -69,7 +69,7 @@ class OpponentPool:
     def __init__(self, mix: str | Mapping[str, float] | Sequence[str], rules: Rules,
                  snapshots: Sequence[str | os.PathLike[str]] = (), max_snapshots: int = 5,
                  snapshot_deterministic: bool = False) -> None:
-        from popejoan_env.players import make_player
+        from popejoan_env.players import is_model_path, make_player
 
         self.mix = parse_mix(mix)
         self.rules = rules
@@ -77,9 +77,11 @@ class OpponentPool:
         self.snapshot_deterministic = snapshot_deterministic
         self.names = [n for n, _ in self.mix]
         self.weights = np.array([w for _, w in self.mix])
-        # Built now: an unknown name fails here, not mid-training.
+        # Built now: an unknown name fails here, not mid-training.  A scripted name gets a player per seat (each
+        # its own generator); a model file is loaded once and sits at every seat, as a snapshot does.
         self.scripted: dict[str, list[Any]] = {
-            name: [make_player(name) for _ in range(MAX_PLAYERS)] for name in self.names if name != SELF
+            name: [make_player(name)] * MAX_PLAYERS if is_model_path(name) else
+            [make_player(name) for _ in range(MAX_PLAYERS)] for name in self.names if name != SELF
         }
         self.snapshots: list[Any] = []
         self.snapshot_paths: list[str] = []

@@ -193,7 +193,13 @@ VICTORIAN = Rules(lead="any", deal="fixed_stock", pope_turnup="ends_deal", name=
 PRESETS: dict[str, Rules] = {"modern": MODERN, "victorian": VICTORIAN}
 
 
-def resolve_rules(rules: Rules | str | Mapping[str, Any] | None) -> Rules:
+RulesLike = Rules | str | Mapping[str, Any] | None
+"""What a public entry point takes for the rules (a constructor of the engine or an env, a tournament, a model
+file's loader): a ``Rules``, a preset name, a mapping of options, or None (``modern``).  ``resolve_rules`` turns
+it into the ``Rules`` once, there; everything inside takes a ``Rules``."""
+
+
+def resolve_rules(rules: RulesLike) -> Rules:
     """A ``Rules`` from a Rules object, a preset name, a mapping of options, or None (modern)."""
     if rules is None:
         return MODERN

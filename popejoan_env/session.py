@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from popejoan_env.checks import as_int, brief
 from popejoan_env.engine import Deal, Generator, check_seat, parse_balances, parse_board
 from popejoan_env.errors import GameOverError, InvalidDealError
-from popejoan_env.rules import COMPARTMENTS, MODERN, Rules, check_players, resolve_rules
+from popejoan_env.rules import COMPARTMENTS, MODERN, RulesLike, check_players, resolve_rules
 from popejoan_env.seats import next_dealer
 
 
@@ -26,7 +26,7 @@ class Session:
 
     def __init__(
         self,
-        rules: Rules | str | Mapping[str, object] = MODERN,
+        rules: RulesLike = MODERN,
         players: int = 4,
         rng: Generator | None = None,
         deals: int | None = None,

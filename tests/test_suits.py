@@ -19,7 +19,7 @@ from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player, suits
 from popejoan_env.players.learned import META_NAME, ModelFileError, load_player
 from popejoan_env.tournament import run_duplicate
-from popejoan_env.envs.sb3_vec_env import _logits, make_batch_vec_env
+from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -91,7 +91,15 @@ def test_a_trained_suits_model_loads_and_plays_as_sb3_computes_it(suits_run: str
     with torch.no_grad():
         want = policy.action_net(policy.mlp_extractor.forward_actor(policy.extract_features(torch.as_tensor(obs))))
     assert np.allclose(player.policy.logits(obs), want.numpy(), atol=1e-5)
-    assert np.allclose(_logits(player.policy, obs), want.numpy(), atol=1e-5)  # the batch env's snapshot path
+    # the batch env's opponents' path: act_batch picks the best legal logit SB3 computes
+    tab = vec._tables[0]
+    rows = vec._row[vec._table == 0]
+    legal = tab.batch.legal_mask()[rows]
+    from popejoan_env.batch_observation import encode_batch
+
+    sb3 = policy.action_net(policy.mlp_extractor.forward_actor(torch.as_tensor(
+        encode_batch(tab.batch, rows, tab.batch.to_act[rows])))).detach().numpy()
+    assert (player.act_batch(tab.batch, rows, legal) == np.where(legal, sb3, -np.inf).argmax(axis=1)).all()
     result = run_duplicate([make_player(suits_run), make_player("random")], deals=4, seed=2, rules="modern",
                            seats=5)  # the tournament refuses an illegal card
     assert result.deals == 4

@@ -12,19 +12,18 @@ import numpy as np
 import pytest
 import torch
 
-from popejoan_env.batch import BatchDeals
-from popejoan_env.errors import IllegalActionError, MissingDependencyError, PopeJoanError
-from popejoan_env.observation import encode
-from popejoan_env.players import make_player
-from popejoan_env.players.learned import LearnedPlayer, model_metadata, policy_from_state, save_model
-from popejoan_env.players.pool_hunter import lead_values
-from popejoan_env.rules import Rules
-from popejoan_env.seat_view import seat_view
 import popejoan_env.envs.sb3_vec_env as vec_env
 import popejoan_env.players.vectorised as vectorised
-from popejoan_env.envs.sb3_vec_env import (
-    BatchVecEnv, compiled_leads, lowest_leads, make_batch_vec_env, policy_leads, pool_hunter_values, random_leads,
-)
+from popejoan_env.batch import BatchDeals
+from popejoan_env.envs.sb3_vec_env import BatchVecEnv, make_batch_vec_env
+from popejoan_env.errors import IllegalActionError, MissingDependencyError, PopeJoanError
+from popejoan_env.observation import encode
+from popejoan_env.players import PoolHunterPlayer, StopsFirstPlayer, make_player
+from popejoan_env.players.learned import LearnedPlayer, Policy, model_metadata, policy_from_state, save_model
+from popejoan_env.players.pool_hunter import lead_values, lead_values_batch
+from popejoan_env.players.vectorised import compiled_leads
+from popejoan_env.rules import Rules
+from popejoan_env.seat_view import seat_view
 
 torch.set_num_threads(1)
 
@@ -92,10 +91,10 @@ def test_scripted_leads_equal_the_scalar_players(rules: Rules) -> None:
     for n in (3, 4, 5, 6, 8):
         for batch, legal in positions(rules, n, seed=n):
             rows = np.arange(batch.num_deals)
-            got = {"lowest": lowest_leads(batch, legal),
-                   "stops_first (compiled)": compiled_leads("stops_first", batch, rows, legal),
-                   "pool_hunter (compiled)": compiled_leads("pool_hunter", batch, rows, legal)}
-            values = pool_hunter_values(batch, rows, legal)
+            got = {"lowest": make_player("lowest").act_batch(batch, rows, legal),
+                   "stops_first (compiled)": make_player("stops_first").act_batch(batch, rows, legal),
+                   "pool_hunter (compiled)": make_player("pool_hunter").act_batch(batch, rows, legal)}
+            values = lead_values_batch(batch, rows, legal)
             for i, view in enumerate(views(batch)):
                 for name, cards in got.items():
                     assert cards[i] == players[name.split()[0]].act(view), (name, n, i)
@@ -105,36 +104,38 @@ def test_scripted_leads_equal_the_scalar_players(rules: Rules) -> None:
     assert checked > 900
 
 
-def test_random_leads_draw_as_random_player_sharing_the_generator() -> None:
-    player = make_player("random")
+def test_random_act_batch_draws_as_random_player_act_sharing_the_generator() -> None:
+    player, batched = make_player("random"), make_player("random")
     for batch, legal in positions(Rules.preset("modern"), 5, deals=64):
         rng = np.random.default_rng(11)
         player.rng = copy.deepcopy(rng)
-        got = random_leads(legal, rng)
+        batched.rng = rng
+        got = batched.act_batch(batch, np.arange(batch.num_deals), legal)
         assert [player.act(v) for v in views(batch)] == got.tolist()
     lone = np.zeros((3, 52), dtype=bool)
     lone[:, [5, 9, 30]] = True
     lone[1, [9, 30]] = False
-    rng = np.random.default_rng(0)
+    batched.rng = rng = np.random.default_rng(0)
     state = copy.deepcopy(rng.bit_generator.state)
-    random_leads(lone[1:2], rng)
+    batched.act_batch(None, np.arange(1), lone[1:2])
     assert rng.bit_generator.state == state  # a lone legal card takes no draw, as ScriptedPlayer.act
 
 
-def test_policy_leads_pick_what_the_learned_player_picks() -> None:
+def test_the_learned_act_batch_picks_what_the_learned_player_picks() -> None:
     policy = random_policy()
     best = LearnedPlayer(policy, deterministic=True)
     for batch, legal in positions(Rules.preset("modern"), 4, deals=48, rounds=4):
         rows = np.arange(batch.num_deals)
-        from popejoan_env.batch_observation import encode_batch
-
-        obs = encode_batch(batch, rows, batch.to_act)
-        got = policy_leads(policy, obs, legal, np.random.default_rng(0), deterministic=True)
+        got = best.act_batch(batch, rows, legal)
         assert got.tolist() == [best.act(v) for v in views(batch)]
-        sampled = policy_leads(policy, obs, legal, np.random.default_rng(1), deterministic=False)
+        sampler = LearnedPlayer(policy, deterministic=False, rng=np.random.default_rng(1))
+        sampled = sampler.act_batch(batch, rows, legal)
         assert legal[rows, sampled].all()
-        again = policy_leads(policy, obs, legal, np.random.default_rng(1), deterministic=False)
+        again = LearnedPlayer(policy, deterministic=False, rng=np.random.default_rng(1)).act_batch(batch, rows, legal)
         assert (sampled == again).all()
+        # the same draws as act deal by deal: one uniform per deal with a choice, in order
+        one_by_one = LearnedPlayer(policy, deterministic=False, rng=np.random.default_rng(1))
+        assert [one_by_one.act(v) for v in views(batch)] == sampled.tolist()
 
 
 # ---------------------------------------------------------------------- the env
@@ -279,8 +280,8 @@ def test_episode_that_gives_the_learner_no_decision_is_dealt_again() -> None:
 def test_a_model_file_in_the_mix_plays_its_scalar_moves_in_one_forward_per_round(snapshot: str,
                                                                                 monkeypatch) -> None:
     forwards = []
-    real = vec_env.policy_leads
-    monkeypatch.setattr(vec_env, "policy_leads", lambda *a: forwards.append(len(a[1])) or real(*a))
+    real = Policy.logits
+    monkeypatch.setattr(Policy, "logits", lambda self, obs: forwards.append(len(obs)) or real(self, obs))
     vec = make_batch_vec_env(16, 2, players="3,6", opponents=f"{snapshot}:0.7,random:0.3")
     vec.reset()
     checked = 0
@@ -331,8 +332,8 @@ def test_snapshots_answer_every_deal_of_a_round_in_one_forward(snapshot: str, mo
     vec = make_batch_vec_env(24, 1, opponents="self", snapshots=[snapshot], terminal_observation=False)
     calls: list[int] = []
     rounds: list[int] = []
-    logits = vec_env._logits
-    monkeypatch.setattr(vec_env, "_logits", lambda policy, obs: calls.append(len(obs)) or logits(policy, obs))
+    logits = Policy.logits
+    monkeypatch.setattr(Policy, "logits", lambda policy, obs: calls.append(len(obs)) or logits(policy, obs))
     leads = BatchVecEnv._opponent_leads
 
     def count(self, tab, rows, seats):
@@ -447,13 +448,9 @@ def test_the_scalar_players_give_the_run_the_compiled_ones_give(monkeypatch) -> 
         return out
 
     compiled = run()
-
-    def scalar_leads(player: str, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
-        """The scalar player's card in each deal of ``rows``, from its view of the deal as a scalar ``Deal``."""
-        scripted = make_player(player)
-        return np.array([scripted.act(seat_view(batch.to_deal(int(r)), int(batch.to_act[r]))) for r in rows])
-
-    monkeypatch.setattr(vec_env, "compiled_leads", scalar_leads)
+    # Without their batched form the players answer through act on each seat's view, as a scalar Deal.
+    monkeypatch.delattr(StopsFirstPlayer, "act_batch")
+    monkeypatch.delattr(PoolHunterPlayer, "act_batch")
     assert all(np.array_equal(a, b) for a, b in zip(compiled, run()))
 
 

@@ -69,7 +69,7 @@ from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.observation import OBS_SIZE, Encoder
 from popejoan_env.opponents import SELF, OpponentMixError, OpponentPool, parse_mix
 from popejoan_env.render import describe
-from popejoan_env.rules import Rules, check_players, resolve_rules
+from popejoan_env.rules import RulesLike, check_players, resolve_rules
 from popejoan_env.seat_view import seat_view
 from popejoan_env.session import Session
 from popejoan_env.table import play_until
@@ -118,7 +118,7 @@ class PopeJoanGymEnv(gym.Env):
     def __init__(
         self,
         players: int | Sequence[int] | str = 4,
-        rules: Rules | str | Mapping[str, Any] | None = "modern",
+        rules: RulesLike = "modern",
         opponents: str | Mapping[str, float] | Sequence[str] = "stops_first",
         snapshots: Sequence[str | os.PathLike[str]] = (),
         max_snapshots: int = 5,

@@ -67,7 +67,6 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -81,7 +80,7 @@ from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.checks import as_int, as_seed, brief
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.observation import OBS_SIZE, bounds
-from popejoan_env.rules import Rules, check_players, resolve_rules
+from popejoan_env.rules import RulesLike, check_players, resolve_rules
 
 __all__ = ["MAX_ENVS", "PopeJoanVectorEnv"]
 
@@ -98,7 +97,7 @@ class PopeJoanVectorEnv(VectorEnv):
         self,
         num_envs: int = 64,
         players: int = 4,
-        rules: Rules | str | Mapping[str, Any] | None = "modern",
+        rules: RulesLike = "modern",
         seed: int | None = None,
         session_length: int = 1,
         lone_leads: bool = True,

@@ -173,7 +173,7 @@ from popejoan_env.observation import (
     LAYOUT, MAX_COUNTERS, OBS_SIZE, STATE_LAYOUT, STATE_SIZE, Encoder, bounds, layout_table,
 )
 from popejoan_env.render import describe
-from popejoan_env.rules import Rules, check_players, resolve_rules
+from popejoan_env.rules import Rules, RulesLike, check_players, resolve_rules
 from popejoan_env.seat_view import SeatView, seat_view
 from popejoan_env.seats import absolute
 from popejoan_env.session import Session
@@ -255,7 +255,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def __init__(
         self,
         players: int = 4,
-        rules: Rules | str | Mapping[str, Any] | None = "modern",
+        rules: RulesLike = "modern",
         render_mode: str | None = None,
         auto_forced: bool = False,
         deals: int = 1,

@@ -41,7 +41,7 @@ from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players.learned import model_metadata, save_state_dict
-from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, check_players, resolve_rules
+from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesLike, check_players, resolve_rules
 
 AGENTS = [f"player_{i}" for i in range(MAX_PLAYERS)]
 """Every agent id an episode may use (a table of n seats uses the first n)."""
@@ -192,7 +192,7 @@ def policy_state(weights: Mapping[str, Any] | nn.Module) -> dict[str, torch.Tens
             for k, v in state.items() if k.startswith(("mlp_extractor.policy_net.", "action_net."))}
 
 
-def export_policy(weights: Mapping[str, Any] | nn.Module, path: str | os.PathLike[str], rules: Rules | str,
+def export_policy(weights: Mapping[str, Any] | nn.Module, path: str | os.PathLike[str], rules: RulesLike,
                   table_sizes: Sequence[int], net_arch: Sequence[int], activation: str, **extra: Any) -> str:
     """Write the actor of a module (or of its weights) as a model file ``make_player`` loads; returns the path."""
     meta = model_metadata(rules, list(table_sizes), list(net_arch), activation, **extra)

@@ -31,13 +31,11 @@ info (episode end)     ``counters``, ``players``, ``learner``, ``winner``,
                        ``terminal_observation=True``, ``terminal_observation``
 =====================  =====================================================
 
-Opponents: ``random``, ``lowest``, ``stops_first`` and ``pool_hunter`` are computed for
-all their deals at once (``random_leads``, ``lowest_leads``; ``compiled_leads`` runs the
-last two as a compiled loop): the scalar players' very choices, pool_hunter's values to the bit.  The
-self-play snapshots (``self``) and model files in the mix are answered by one
-``encode_batch`` per round and one forward of each network (torch, ``policy_leads``) for
-every deal where it is to act.  Any other player (``pimc``) plays through its ``act`` on
-``seat_view(batch.to_deal(slot), seat)``: correct, slow.
+Opponents: each round, every player answers all the deals where it is to act at once, through
+the one batched form of the player protocol (``players.base.act_batch``): the scripted players in
+a compiled loop, a network (a self-play snapshot, or a model file in the mix) in one encoding and
+one forward, and a player without a batched form (``pimc``) through ``act`` on each seat's view:
+correct, slow.  The env never asks what kind of player it has.
 
 A round is as slow as its slowest deal, and the slowest are new episodes (the opponents
 before the learner's first decision): so each table also holds spare episodes, drawn
@@ -64,13 +62,13 @@ import collections
 import dataclasses
 import os
 import time
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
+from threadpoolctl import threadpool_limits
 
 from popejoan_env.batch import BatchDeals, Finished
 from popejoan_env.batch_observation import HIDDEN_SIZE, encode_batch, hidden_batch
@@ -80,68 +78,11 @@ from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.envs.gymnasium_env import episode_options, table_sizes
 from popejoan_env.observation import OBS_SIZE, encode
 from popejoan_env.opponents import SELF, OpponentPool
-from popejoan_env.players import suits
-from popejoan_env.players.vectorised import compiled_leads, lowest_leads, pool_hunter_values, random_leads
+from popejoan_env.players.base import act_batch
 from popejoan_env.record import replay_record
-from popejoan_env.rules import Rules, resolve_rules
-from popejoan_env.seat_view import seat_view
+from popejoan_env.rules import MAX_PLAYERS, RulesLike, resolve_rules
 
-__all__ = ["BatchVecEnv", "compiled_leads", "lowest_leads", "make_batch_vec_env", "policy_leads",
-           "pool_hunter_values", "random_leads"]
-
-
-def policy_leads(policy: Any, obs: np.ndarray, legal: np.ndarray, rng: np.random.Generator,
-                 deterministic: bool) -> np.ndarray:
-    """A learned ``Policy``'s card in each row (one forward for all rows): the best legal logit, or a sample of the
-    masked softmax drawn as ``Policy.pick`` draws it (a lone legal card at once, without a draw)."""
-    z = np.where(legal, _logits(policy, obs), -np.inf)
-    if deterministic:
-        return np.argmax(z, axis=1)
-    count = legal.sum(axis=1)
-    out = np.argmax(legal, axis=1)
-    multi = np.flatnonzero(count > 1)
-    if len(multi):
-        zm = z[multi]
-        p = np.exp(zm - zm.max(axis=1, keepdims=True))
-        p = (p / p.sum(axis=1, keepdims=True)).astype(np.float64)
-        cdf = p.cumsum(axis=1)
-        cdf /= cdf[:, -1:]
-        out[multi] = np.argmax(cdf > rng.random(len(multi))[:, None], axis=1)
-    return out
-
-
-_TORCH_LAYERS: weakref.WeakKeyDictionary[Any, list[tuple[Any, Any]]] = weakref.WeakKeyDictionary()
-
-
-def _logits(policy: Any, obs: np.ndarray) -> np.ndarray:
-    """``policy.logits(obs)`` for a batch, through torch: numpy's BLAS would start threads of its own for a
-    batch (they fight the trainer's for the cores: 100x slower on 2 busy cores), torch keeps to
-    ``torch.set_num_threads``.  The weights are shared with the policy's arrays, not copied."""
-    import torch
-
-    if policy.actor is not None:  # a suits actor: its torch forward, from the weights it was saved with
-        weights = _TORCH_LAYERS.get(policy)
-        if weights is None:
-            weights = _TORCH_LAYERS[policy] = {k: torch.from_numpy(v) for k, v in policy.actor.weights.items()}
-        with torch.inference_mode():
-            x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
-            return suits.logits_torch(weights, x, policy.metadata["activation"]).numpy()
-    layers = _TORCH_LAYERS.get(policy)
-    if layers is None:
-        layers = _TORCH_LAYERS[policy] = [(torch.from_numpy(w), torch.from_numpy(b))
-                                          for w, b in (*policy.layers, policy.head)]
-    act = torch.tanh if policy.metadata["activation"] == "tanh" else torch.relu
-    with torch.inference_mode():
-        x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
-        for w, b in layers[:-1]:
-            x = act(torch.addmm(b, x, w))
-        w, b = layers[-1]
-        return torch.addmm(b, x, w).numpy()
-
-
-# ---------------------------------------------------------------------- the env
-_RANDOM, _LOWEST, _STOPS_FIRST, _POOL_HUNTER, _SNAPSHOT, _MODEL, _SCALAR = range(7)
-_VECTORISED = {"random": _RANDOM, "lowest": _LOWEST, "stops_first": _STOPS_FIRST, "pool_hunter": _POOL_HUNTER}
+__all__ = ["BatchVecEnv", "make_batch_vec_env"]
 
 
 _FREE, _SPARE = -1, -2
@@ -194,7 +135,7 @@ class BatchVecEnv(VecEnv):
         self,
         num_envs: int,
         players: int | Sequence[int] | str = 4,
-        rules: Rules | str | Mapping[str, Any] | None = "modern",
+        rules: RulesLike = "modern",
         opponents: str | Mapping[str, float] | Sequence[str] = "stops_first",
         snapshots: Sequence[str | os.PathLike[str]] = (),
         max_snapshots: int = 5,
@@ -221,12 +162,13 @@ class BatchVecEnv(VecEnv):
         self.oracle = bool(oracle)
         self.render_mode = None
         self.pool = OpponentPool(opponents, self.rules, snapshots, max_snapshots, snapshot_deterministic)
+        # The networks among the opponents run in numpy (the players' one forward): keep its BLAS to one thread,
+        # or its threads fight the learner's torch for the cores (a 512-row forward 3-4x slower on 2 busy cores).
+        threadpool_limits(1, user_api="blas")
         names = self.pool.names
         self._self_pick = names.index(SELF) if SELF in names else -1
         self._mix_cdf = np.cumsum(self.pool.weights)
         self._mix_cdf /= self._mix_cdf[-1]
-        self._code_of_pick = np.array([_SNAPSHOT if name == SELF else _MODEL if self._is_model(name)
-                                       else _VECTORISED.get(name, _SCALAR) for name in names], dtype=np.int64)
         self._snapshots: dict[int, Any] = {}  # key -> LearnedPlayer of every snapshot a seat may still hold
         self._snap_keys: dict[int, int] = {}  # id(player) -> key
         self._next_key = 0
@@ -238,12 +180,6 @@ class BatchVecEnv(VecEnv):
         self._actions: np.ndarray | None = None
         self._masks = np.zeros((n, NUM_CARD_IDS), dtype=bool)
         self._t_start = time.time()
-
-    def _is_model(self, name: str) -> bool:
-        """Whether the mix's ``name`` is a model file (a ``LearnedPlayer``, answered like the snapshots)."""
-        from popejoan_env.players.learned import LearnedPlayer
-
-        return isinstance(self.pool.scripted[name][0], LearnedPlayer)
 
     # ------------------------------------------------------------- self-play
     def add_snapshot(self, path: str | os.PathLike[str]) -> None:
@@ -283,13 +219,13 @@ class BatchVecEnv(VecEnv):
         if self._self_pick >= 0 and not self.pool.snapshots:
             raise PopeJoanError("the opponents mix names 'self' but no learner snapshot was given; "
                                 "pass snapshots=[model.zip] or call add_snapshot(path) before reset()")
-        streams = self._seeds_from.spawn(3 + len(self.table_sizes))
-        self._draw_rng, self._opp_rng, players_rng = (np.random.default_rng(s) for s in streams[:3])
+        streams = self._seeds_from.spawn(2 + len(self.table_sizes))
+        self._draw_rng, players_rng = (np.random.default_rng(s) for s in streams[:2])
         self.pool.use_rng(players_rng)
         self.pool.seed_players()
         n = self.num_envs
         self._tables = []
-        for size, stream in zip(self.table_sizes, streams[3:]):
+        for size, stream in zip(self.table_sizes, streams[2:]):
             batch = BatchDeals(self.rules, size, 2 * n, rng=np.random.default_rng(stream), session_length=self.deals,
                                lone_leads=self.lone_leads, record=self.terminal_observation)
             batch.advance()  # the deals that ended at their turn-up while dealing belong to nobody
@@ -523,44 +459,23 @@ class BatchVecEnv(VecEnv):
             self._bind(np.array(self._restart, dtype=np.int64))
 
     def _opponent_leads(self, tab: _Table, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
-        """The card of the opponent to act in each deal ``rows``: grouped by player, each group at once."""
+        """The card of the opponent to act in each deal ``rows``: each player answers all its deals at once."""
         batch = tab.batch
         legal = batch.legal_mask()[rows]
         picks = tab.pick[rows, seats]
-        codes = self._code_of_pick[picks]
-        out = np.empty(len(rows), dtype=np.int64)
-        for code in np.unique(codes).tolist():
-            sel = np.flatnonzero(codes == code)
-            if code == _RANDOM:
-                out[sel] = random_leads(legal[sel], self._opp_rng)
-            elif code == _LOWEST:
-                out[sel] = lowest_leads(batch, legal[sel])
-            elif code in (_STOPS_FIRST, _POOL_HUNTER):
-                name = self.pool.names[int(picks[sel[0]])]
-                out[sel] = compiled_leads(name, batch, rows[sel], legal[sel])
-            elif code == _SNAPSHOT:
-                out[sel] = self._network_leads(batch, rows[sel], seats[sel], legal[sel],
-                                               tab.snap[rows[sel], seats[sel]], self._snapshots.__getitem__)
-            elif code == _MODEL:
-                out[sel] = self._network_leads(batch, rows[sel], seats[sel], legal[sel], picks[sel],
-                                               lambda pick: self.pool.scripted[self.pool.names[pick]][0])
-            else:
-                for j in sel.tolist():
-                    row, seat = int(rows[j]), int(seats[j])
-                    player = self.pool.scripted[self.pool.names[picks[j]]][seat]
-                    out[j] = player.act(seat_view(batch.to_deal(row), seat))
-        return out
-
-    def _network_leads(self, batch: BatchDeals, rows: np.ndarray, seats: np.ndarray, legal: np.ndarray,
-                       keys: np.ndarray, player_of: Any) -> np.ndarray:
-        """The card of each row's network (``player_of(keys[j])``, a ``LearnedPlayer``): one ``encode_batch``,
-        then one forward per network, in the order of the keys."""
-        obs = encode_batch(batch, rows, seats)
-        out = np.empty(len(rows), dtype=np.int64)
+        # The player at each deal's seat to act: a snapshot by its key, another by its name and seat.
+        keys = np.where(picks == self._self_pick, -2 - tab.snap[rows, seats], picks * MAX_PLAYERS + seats)
+        groups: dict[int, tuple[Any, list[np.ndarray]]] = {}
         for key in np.unique(keys).tolist():
-            sub = keys == key
-            player = player_of(key)
-            out[sub] = policy_leads(player.policy, obs[sub], legal[sub], self._opp_rng, player.deterministic)
+            if key < 0:
+                player = self._snapshots[-2 - key]
+            else:
+                player = self.pool.scripted[self.pool.names[key // MAX_PLAYERS]][key % MAX_PLAYERS]
+            groups.setdefault(id(player), (player, []))[1].append(np.flatnonzero(keys == key))
+        out = np.empty(len(rows), dtype=np.int64)
+        for player, parts in groups.values():  # a player at several seats answers them all at once
+            sel = np.concatenate(parts)
+            out[sel] = act_batch(player, batch, rows[sel], legal[sel])
         return out
 
     def _observe(self) -> np.ndarray:

@@ -37,7 +37,8 @@ from popejoan_env.players.stops_first import StopsFirstPlayer
 
 __all__ = [
     "GUIDED", "LowestPlayer", "PimcPlayer", "Player", "PoolHunterPlayer", "RandomPlayer", "SCRIPTED", "SHIPPED",
-    "SHIPPED_MODEL", "ScriptedPlayer", "StopsFirstPlayer", "UnknownPlayerError", "make_player", "parse_spec",
+    "SHIPPED_MODEL", "ScriptedPlayer", "StopsFirstPlayer", "UnknownPlayerError", "is_model_path", "make_player",
+    "parse_spec",
     "shipped_model",
 ]
 

@@ -10,6 +10,14 @@ view itself.  Randomness comes only from the player's own
 ``numpy.random.Generator``, re-seeded by ``reset(seed)``, so a player is
 deterministic given its seed.
 
+A player that can answer many seats at once also has ``act_batch(batch, rows,
+legal)``: the card of the seat to act in each deal ``rows`` of a ``BatchDeals``
+(``legal``: their legal cards), the very cards ``act`` would give deal by deal
+with the same draws of its generator.  Whoever runs N tables (the SB3 batch
+vec env) calls ``act_batch(player, batch, rows, legal)`` below for every
+player alike; a player without the method is asked ``act`` on each seat's
+view (``act_on_views``): correct, slower.
+
 ``ScriptedPlayer`` is a convenient base: its ``act`` answers a forced card or a
 lone legal lead at once (no thought, no random draw) and hands every real
 decision to ``choose(view)``, which subclasses implement.
@@ -17,12 +25,15 @@ decision to ``choose(view)``, which subclasses implement.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.seat_view import SeatView
+from popejoan_env.seat_view import SeatView, seat_view
+
+if TYPE_CHECKING:
+    from popejoan_env.batch import BatchDeals
 
 
 class UnknownPlayerError(PopeJoanError):
@@ -40,6 +51,21 @@ class Player(Protocol):
 
     def act(self, view: SeatView) -> int:
         """The card id to play, given the ``SeatView`` of the seat to act."""
+
+
+def act_batch(player: Player, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """The card ``player`` plays for the seat to act in each deal ``rows`` of ``batch`` (``legal``: [k, 52] bool,
+    their legal cards): its own ``act_batch`` when it has one, else ``act`` on each seat's view."""
+    own = getattr(player, "act_batch", None)
+    if own is None:
+        return act_on_views(player, batch, rows)
+    return np.asarray(own(batch, rows, legal), dtype=np.int64)
+
+
+def act_on_views(player: Player, batch: BatchDeals, rows: np.ndarray) -> np.ndarray:
+    """``player.act`` on the view of the seat to act in each deal ``rows`` (each rebuilt as a scalar deal)."""
+    return np.array([player.act(seat_view(batch.to_deal(row), seat))
+                     for row, seat in zip(rows.tolist(), batch.to_act[rows].tolist())], dtype=np.int64)
 
 
 def legal_of(view: object, who: str) -> tuple[int, ...]:

@@ -101,8 +101,7 @@ class GuidedPimcPlayer(PimcPlayer):
         actions = np.zeros(len(start), dtype=np.int64)
         while not batch.done.all():
             live = np.flatnonzero(~batch.done)
-            logits = self.policy.logits(encode_batch(batch, rows=live))
-            actions[live] = np.argmax(np.where(batch.legal_mask()[live], logits, -np.inf), axis=1)
+            actions[live] = self.policy.choose(encode_batch(batch, rows=live), batch.legal_mask()[live])
             batch.step(actions, which=live)
         gains = (batch.balances[:, seat] - start).reshape(len(worlds), len(candidates))
         return self.weigh(gains.tolist(), logs, candidates)

@@ -55,8 +55,8 @@ import json
 import os
 import reprlib
 import zipfile
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -67,8 +67,11 @@ from popejoan_env.files import replacing
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION, encode_view, play_rules
 from popejoan_env.players import suits
 from popejoan_env.players.base import legal_of
-from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, resolve_rules
+from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesLike, resolve_rules
 from popejoan_env.seat_view import SeatView
+
+if TYPE_CHECKING:
+    from popejoan_env.batch import BatchDeals
 
 MODEL_FORMAT = "popejoan-model/1"
 """Value of ``format`` in a model's metadata."""
@@ -95,7 +98,7 @@ class ModelMismatchError(ModelFileError):
 
 
 # ---------------------------------------------------------------- metadata
-def rules_field(rules: Rules | str | Mapping[str, Any] | None | list[Any] | tuple[Any, ...]) -> Any:
+def rules_field(rules: RulesLike | Sequence[RulesLike]) -> Any:
     """The ``rules`` metadata of a model trained on ``rules`` (one rules, or a list of several)."""
     if isinstance(rules, (list, tuple)):
         known = [resolve_rules(r).to_dict() for r in rules]
@@ -110,7 +113,7 @@ def trained_rules(metadata: Mapping[str, Any]) -> tuple[Rules, ...]:
 
 
 def model_metadata(
-    rules: Rules | str | Mapping[str, Any] | None | list[Any] | tuple[Any, ...],
+    rules: RulesLike | Sequence[RulesLike],
     players: list[int] | tuple[int, ...],
     net_arch: list[int] | tuple[int, ...],
     activation: str = "tanh",
@@ -204,19 +207,31 @@ class Policy:
 
     def pick(self, obs: np.ndarray, legal: Any, rng: np.random.Generator | None = None,
              deterministic: bool = True) -> int:
-        """A legal card id: the best logit, or a sample of the masked softmax when not deterministic."""
-        legal = np.asarray(legal, dtype=np.intp)
-        z = self.logits(obs)[legal]
-        if deterministic or rng is None:
-            return int(legal[int(np.argmax(z))])
-        p = np.exp(z - z.max())
-        return int(legal[int(rng.choice(len(legal), p=p / p.sum()))])
+        """A legal card id (``legal``: the card ids): the best logit, or a sample of the masked softmax when not
+        deterministic; ``choose`` for one observation."""
+        row = np.zeros((1, NUM_CARD_IDS), dtype=bool)
+        row[0, np.asarray(legal, dtype=np.intp)] = True
+        return int(self.choose(np.asarray(obs, dtype=np.float32).reshape(1, -1), row, rng, deterministic)[0])
 
-    def check(self, rules: Rules | str | Mapping[str, Any] | None = None) -> None:
+    def choose(self, obs: np.ndarray, legal: np.ndarray, rng: np.random.Generator | None = None,
+               deterministic: bool = True) -> np.ndarray:
+        """A legal card id per row of ``obs`` [k, OBS_SIZE] (``legal``: [k, 52] bool), in one forward: the best
+        legal logit (the lowest card id of a tie), or with ``rng`` and not ``deterministic`` a sample of the
+        masked softmax, one uniform per row in order, none for a row with one legal card."""
+        z = np.where(legal, self.logits(obs), -np.inf)
+        out = np.argmax(z, axis=1)
+        if deterministic or rng is None:
+            return out
+        multi = np.flatnonzero(legal.sum(axis=1) > 1)
+        if len(multi):
+            zm = z[multi]
+            p = np.exp(zm - zm.max(axis=1, keepdims=True)).astype(np.float64)
+            cdf = p.cumsum(axis=1)
+            out[multi] = np.argmax(cdf > rng.random(len(multi))[:, None] * cdf[:, -1:], axis=1)
+        return out
+
+    def check(self, wanted: Rules) -> None:
         """Refuse to play rules other than those the model was trained for."""
-        if rules is None:
-            return
-        wanted = resolve_rules(rules)
         if wanted not in self.known_rules:
             nearest = min(self.known_rules, key=lambda known: len(_diff(known, wanted).split(", ")))
             names = " and ".join(repr(known.name) for known in self.known_rules)
@@ -369,12 +384,13 @@ def _clip(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def load_policy(path: str | os.PathLike[str], rules: Rules | str | Mapping[str, Any] | None = None) -> Policy:
+def load_policy(path: str | os.PathLike[str], rules: RulesLike = None) -> Policy:
     """The actor network of a model file; ``rules`` (if given) must be the rules it was trained for."""
     path = os.fspath(path)
     meta, state = _read(path)
     policy = policy_from_state(state, meta, path)
-    policy.check(rules)
+    if rules is not None:
+        policy.check(resolve_rules(rules))
     return policy
 
 
@@ -490,19 +506,31 @@ class LearnedPlayer:
         legal = legal_of(view, self.name)
         if len(legal) == 1:
             return legal[0]
-        if view.rules is not self._checked:
-            # Rules shown to a seat (decoded observations carry only those) must be the model's.
-            if play_rules(view.rules) not in self.policy.play_rules:
-                self.policy.check(view.rules)
-            self._checked = view.rules
+        self._check(view.rules)
         return self.policy.pick(encode_view(view), legal, self.rng, self.deterministic)
+
+    def act_batch(self, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """The card of the seat to act in each deal ``rows`` of ``batch`` (``legal``: their legal cards), in one
+        encoding and one forward: what ``act`` gives row by row, with the same draws of the generator."""
+        from popejoan_env.batch_observation import encode_batch  # the batch engine: only where a batch is played
+
+        self._check(batch.rules)
+        return self.policy.choose(encode_batch(batch, rows, batch.to_act[rows]), legal, self.rng, self.deterministic)
+
+    def _check(self, rules: Rules) -> None:
+        """Refuse a game under rules the model was not trained for (checked once per rules object)."""
+        if rules is not self._checked:
+            # Rules shown to a seat (decoded observations carry only those) must be the model's.
+            if play_rules(rules) not in self.policy.play_rules:
+                self.policy.check(rules)
+            self._checked = rules
 
     def __repr__(self) -> str:
         return f"<LearnedPlayer {self.name} ({self.policy.path})>"
 
 
 def load_player(path: str | os.PathLike[str], seed: int | None = None,
-                rules: Rules | str | Mapping[str, Any] | None = None, deterministic: bool = True) -> LearnedPlayer:
+                rules: RulesLike = None, deterministic: bool = True) -> LearnedPlayer:
     """A player from a model file; pass ``rules`` to refuse a model trained for other rules.
 
     Reads no pickle that can run code (JSON metadata, weights through

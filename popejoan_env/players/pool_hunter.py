@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
+
 from popejoan_env.cards import JACK, KING, QUEEN, SUIT_MASKS, card_id, iter_cards
 from popejoan_env.engine import AWARD_OF
 from popejoan_env.players.base import ScriptedPlayer
 from popejoan_env.players.stops import SUCCESSOR, gone, lead_candidates, order_in_suit, orphans, run_from
 from popejoan_env.rules import INTRIGUE_C, MATRIMONY_C
 from popejoan_env.seat_view import SeatView
+
+if TYPE_CHECKING:
+    from popejoan_env.batch import BatchDeals
 
 DENY_WEIGHT = 0.5
 """A prize an opponent is expected to take counts this much against a lead (it is not our loss in full)."""
@@ -19,6 +26,8 @@ ORPHAN_VALUE = 0.3
 """Worth of shedding a card nobody can lead up to."""
 CLEAR_WEIGHT = 0.3
 """Under lowest-of-suit leads: share of a prize's stake credited for leading the cards below it."""
+WEIGHTS = np.array([DENY_WEIGHT, LEAD_VALUE, CARD_VALUE, ORPHAN_VALUE, CLEAR_WEIGHT], dtype=np.float64)
+"""The weights above in the order the compiled loop reads them (``vectorised.compiled_leads``)."""
 
 
 class PoolHunterPlayer(ScriptedPlayer):
@@ -39,6 +48,21 @@ class PoolHunterPlayer(ScriptedPlayer):
         """The lead with the highest expected counters from the board."""
         values = lead_values(view)
         return max(values, key=lambda c: (values[c], -c))
+
+    def act_batch(self, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """``act`` for every row at once, in one compiled loop over the batch (``vectorised``: the same reading
+        of each seat's view, the same arithmetic, the same choices)."""
+        from popejoan_env.players.vectorised import compiled_leads  # numba: only where a batch is played
+
+        return compiled_leads("pool_hunter", batch, rows, legal, WEIGHTS)
+
+
+def lead_values_batch(batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """``lead_values`` of the seat to act in each deal ``rows``, [k, 52] by card id (-inf where no candidate):
+    the compiled loop's numbers, the very same as the scalar ones."""
+    from popejoan_env.players.vectorised import pool_hunter_values
+
+    return pool_hunter_values(batch, rows, legal, WEIGHTS)
 
 
 def lead_values(view: SeatView) -> dict[int, float]:

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from popejoan_env.cards import POPE
 from popejoan_env.players.base import ScriptedPlayer
 from popejoan_env.players.stops import SUCCESSOR, gone, lead_candidates, order_in_suit, orphans, run_from
 from popejoan_env.seat_view import SeatView
+
+if TYPE_CHECKING:
+    from popejoan_env.batch import BatchDeals
 
 
 class StopsFirstPlayer(ScriptedPlayer):
@@ -25,6 +31,13 @@ class StopsFirstPlayer(ScriptedPlayer):
     def choose(self, view: SeatView) -> int:
         """The lead the traditional advice ranks first."""
         return max(lead_candidates(view), key=stops_first_key(view))
+
+    def act_batch(self, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """``act`` for every row at once, in one compiled loop over the batch (``vectorised``: the same reading
+        of each seat's view, the same choices)."""
+        from popejoan_env.players.vectorised import compiled_leads  # numba: only where a batch is played
+
+        return compiled_leads("stops_first", batch, rows, legal)
 
 
 def stops_first_key(view: SeatView) -> Callable[[int], tuple[int, int, int, int, int]]:

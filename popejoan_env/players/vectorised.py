@@ -1,10 +1,10 @@
-"""Scripted players for a whole batch at once: ``random``, ``lowest``, ``stops_first`` and ``pool_hunter``.
+"""The scripted players' reading of a seat's view, compiled: ``stops_first`` and ``pool_hunter`` for a whole batch.
 
-Each function takes a ``BatchDeals``, the deals to answer and their legal cards, and gives the card the scalar
-player would lead in each (the very same choices, tested against ``players.make_player``): ``random_leads`` and
-``lowest_leads`` are a few array operations; ``compiled_leads`` runs ``stops_first`` and ``pool_hunter`` as one
-compiled loop (numba), and ``pool_hunter_values`` gives that loop's values.  ``envs.sb3_vec_env.BatchVecEnv`` plays its
-opponents with them.
+``compiled_leads`` runs one compiled loop (numba) over the deals of a ``BatchDeals`` that gives, for the seat to
+act in each, the card the scalar player would lead (the very same choices, tested against
+``players.make_player``), reading the batch's arrays as ``players.stops`` and ``inference`` read a ``SeatView``;
+``pool_hunter_values`` gives that loop's values of each lead.  The two players' ``act_batch`` call it (their own
+modules own their batched form and pass their weights); nothing here imports a player.
 """
 
 from __future__ import annotations
@@ -18,35 +18,14 @@ from popejoan_env.cards import EIGHT_DIAMONDS, JACK, KING, NUM_CARD_IDS, POPE, Q
 from popejoan_env.checks import brief
 from popejoan_env.engine import AWARD_OF
 from popejoan_env.errors import MissingDependencyError, PopeJoanError
-from popejoan_env.players.pool_hunter import (
-    CARD_VALUE, CLEAR_WEIGHT, DENY_WEIGHT, LEAD_VALUE, ORPHAN_VALUE,
-)
 from popejoan_env.rules import INTRIGUE_C, MATRIMONY_C
 
-__all__ = ["compiled_leads", "lowest_leads", "pool_hunter_values", "random_leads"]
+__all__ = ["PLAYERS", "compiled_leads", "pool_hunter_values"]
 
-
-# ---------------------------------------------------------------------- vectorised opponents
-def random_leads(legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``random``'s card in each row of ``legal`` ([k, 52] bool): a lone legal card at once, else
-    ``legal[rng.integers(count)]`` in card order — the draws ``RandomPlayer`` sharing ``rng`` makes row by row."""
-    count = legal.sum(axis=1)
-    pick = np.zeros(len(legal), dtype=np.int64)
-    multi = count > 1
-    if multi.any():
-        pick[multi] = rng.integers(count[multi])
-    return np.argmax(legal.cumsum(axis=1) > pick[:, None], axis=1)
-
-
+PLAYERS = ("stops_first", "pool_hunter")
+"""The players the compiled loop reads for, by its player number."""
 _AWARD_OF = np.array(AWARD_OF, dtype=np.int64)
 """[trumps, card] the compartment a card takes when played, or -1."""
-
-
-def lowest_leads(batch: BatchDeals, legal: np.ndarray) -> np.ndarray:
-    """``lowest``'s card in each row of ``legal``: the lowest legal card by rank in suit (Aces first), then card id."""
-    order = batch.pos_of_card % 13
-    key = np.where(legal, order * NUM_CARD_IDS + np.arange(NUM_CARD_IDS), np.iinfo(np.int64).max)
-    return np.argmin(key, axis=1)
 
 
 # ---------------------------------------------------------------------- compiled (numba)
@@ -201,32 +180,35 @@ def _compiled() -> Any:
 
 
 _KERNEL_CONSTS = np.array([EIGHT_DIAMONDS, POPE, KING, QUEEN, JACK, MATRIMONY_C, INTRIGUE_C], dtype=np.int64)
-_KERNEL_WEIGHTS = np.array([DENY_WEIGHT, LEAD_VALUE, CARD_VALUE, ORPHAN_VALUE, CLEAR_WEIGHT], dtype=np.float64)
+_NO_WEIGHTS = np.zeros(5)
 
 
-def _run(player: str, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray, values: np.ndarray) -> np.ndarray:
+def _run(player: str, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray, weights: np.ndarray,
+         values: np.ndarray) -> np.ndarray:
     """The compiled loop's card for ``player`` in the deals ``rows`` (``values`` filled when it has rows)."""
-    if player not in ("stops_first", "pool_hunter"):
-        raise PopeJoanError(f"compiled_leads plays stops_first or pool_hunter, not {brief(player)}")
+    if player not in PLAYERS:
+        raise PopeJoanError(f"compiled_leads plays {' or '.join(PLAYERS)}, not {brief(player)}")
     out = np.empty(len(rows), dtype=np.int64)
     rules = batch.rules
-    _compiled()(("stops_first", "pool_hunter").index(player), np.asarray(rows, dtype=np.int64), batch.owner,
+    _compiled()(PLAYERS.index(player), np.asarray(rows, dtype=np.int64), batch.owner,
                 batch.initial_owner, batch.led, batch.revealed_dead, batch.dealer, batch.to_act, batch.hand_sizes,
                 batch.board, batch.trumps, np.ascontiguousarray(legal), batch.pos_of_card, batch.card_of_pos,
                 _AWARD_OF, rules.lead == "any", rules.dealer_sees_dead_hand, batch.dead_cards.shape[1],
-                _KERNEL_CONSTS, _KERNEL_WEIGHTS, out, values)
+                _KERNEL_CONSTS, np.asarray(weights, dtype=np.float64), out, values)
     return out
 
 
-def compiled_leads(player: str, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+def compiled_leads(player: str, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray,
+                   weights: np.ndarray = _NO_WEIGHTS) -> np.ndarray:
     """``stops_first``'s or ``pool_hunter``'s (``player``) card in the deals ``rows`` of ``batch`` for the seat to
-    act (``legal``: their legal cards [k, 52]), through the compiled loop: the scalar player's very choice."""
-    return _run(player, batch, rows, legal, np.empty((0, NUM_CARD_IDS)))
+    act (``legal``: their legal cards [k, 52]), through the compiled loop: the scalar player's very choice.
+    ``weights``: pool_hunter's DENY, LEAD, CARD, ORPHAN and CLEAR weights (``pool_hunter.WEIGHTS``)."""
+    return _run(player, batch, rows, legal, weights, np.empty((0, NUM_CARD_IDS)))
 
 
-def pool_hunter_values(batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+def pool_hunter_values(batch: BatchDeals, rows: np.ndarray, legal: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """[k, 52] by card id: ``pool_hunter.lead_values`` of each candidate lead (-inf elsewhere), computed by the
     compiled loop with the same floating-point operations in the same order, so the very same numbers."""
     values = np.full((len(rows), NUM_CARD_IDS), -np.inf)
-    _run("pool_hunter", batch, rows, legal, values)
+    _run("pool_hunter", batch, rows, legal, weights, values)
     return values

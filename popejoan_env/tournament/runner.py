@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from popejoan_env.checks import as_int
 from popejoan_env.engine import Deal
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.players import Player, make_player
-from popejoan_env.rules import Rules, check_players, resolve_rules
+from popejoan_env.rules import Rules, RulesLike, check_players, resolve_rules
 from popejoan_env.seat_view import seat_view
 from popejoan_env.tournament.result import TournamentResult
 from popejoan_env.tournament.schedule import Lineup, groups_of_deal, make_schedule
@@ -206,7 +206,7 @@ def run_duplicate(
     entrants: Sequence[Player | str],
     deals: int,
     seed: int,
-    rules: Rules | str | Mapping[str, Any] = "modern",
+    rules: RulesLike = "modern",
     seats: int = 4,
     progress: bool = False,
     lineups: str = "auto",
