@@ -37,7 +37,8 @@ from popejoan_env.engine import Deal
 from popejoan_env.observation import OBS_SIZE, encode
 from popejoan_env.players import make_player
 from popejoan_env.rules import Rules
-from popejoan_env.seat_view import seat_view
+from popejoan_env.seat_view import SeatView
+from popejoan_env.table import play_until
 
 
 @dataclasses.dataclass
@@ -79,27 +80,27 @@ def tables_of(presets: Sequence[Rules], table_sizes: Sequence[int]) -> list[Tabl
 
 def _play(expert: str, tables: Sequence[Table], balance_range: Sequence[int] | None,
           reward_scale: float, seed: int, deals: Sequence[int]) -> _Part:
-    """The decisions of the deals ``deals`` (indices), played by the expert at every seat."""
+    """The decisions of the deals ``deals`` (indices), played by the expert at every seat (``table.play_until``)."""
     player = make_player(expert)
     ids, obs, legal_rows, actions, values, seats, qs = [], [], [], [], [], [], []
-    for d in deals:
-        rules, players = tables[d % len(tables)]
-        rng = np.random.default_rng([seed, d])
-        balances = None
-        if balance_range is not None:
-            balances = [int(b) for b in rng.integers(balance_range[0], balance_range[1] + 1, size=players)]
-        deal = Deal.new(rules, players, d % players, rng, None, balances)
-        player.reset(int(np.random.default_rng([seed, d, 1]).integers(2**63)))
-        then: list[int] = []
-        first = len(seats)
+    deal: Deal
+    then: list[int] = []
 
-        def choose(deal: Deal, legal: list[int]) -> int:
+    class Recorder:
+        """The expert at a seat of ``deal``, noting each of its decisions as it answers."""
+
+        name = player.name
+
+        def reset(self, seed: int | None = None) -> None:
+            player.reset(seed)
+
+        def act(self, view: SeatView) -> int:
             seat = deal.to_act
-            card = int(player.act(seat_view(deal, seat)))
-            if len(legal) > 1:
+            card = int(player.act(view))
+            if len(view.legal) > 1:
                 obs.append(encode(deal, seat))
                 row = np.zeros(NUM_CARD_IDS, dtype=bool)
-                row[legal] = True
+                row[list(view.legal)] = True
                 legal_rows.append(row)
                 actions.append(card)
                 seats.append(seat)
@@ -110,7 +111,18 @@ def _play(expert: str, tables: Sequence[Table], balance_range: Sequence[int] | N
                 qs.append(q)
             return card
 
-        deal.play_out(choose)
+    recorder = Recorder()
+    for d in deals:
+        rules, players = tables[d % len(tables)]
+        rng = np.random.default_rng([seed, d])
+        balances = None
+        if balance_range is not None:
+            balances = [int(b) for b in rng.integers(balance_range[0], balance_range[1] + 1, size=players)]
+        deal = Deal.new(rules, players, d % players, rng, None, balances)
+        player.reset(int(np.random.default_rng([seed, d, 1]).integers(2**63)))
+        then.clear()
+        first = len(seats)
+        play_until(deal, [recorder] * players)  # every seat has a player: the deal is played out
         values.extend((deal.balances[s] - b) * reward_scale for s, b in zip(seats[first:], then))
         ids.extend([d] * (len(seats) - first))
     return _part(ids, obs, legal_rows, actions, values, seats, qs)
