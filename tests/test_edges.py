@@ -35,9 +35,8 @@ from popejoan_env.__main__ import main
 from popejoan_env.errors import PopeJoanError, RecordError
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player
-from popejoan_env.players.learned import (
-    MAX_MEMBERS, MAX_WEIGHTS_BYTES, META_NAME, ModelFileError, load_player, model_metadata, read_metadata,
-)
+from popejoan_env.players.learned import ModelFileError, load_player, model_metadata, read_metadata
+from popejoan_env.players.model_file import MAX_MEMBERS, MAX_WEIGHTS_BYTES, META_NAME
 from popejoan_env.record import MAX_LINE_BYTES, RecordWriter, read_records, verify_record, write_records
 
 GOLDEN = pathlib.Path(__file__).parent / "data" / "golden_records.jsonl"

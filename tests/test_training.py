@@ -17,8 +17,9 @@ from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_VERSION, decode
 from popejoan_env.players import make_player
 from popejoan_env.players.learned import (
-    META_NAME, LearnedPlayer, ModelFileError, ModelMismatchError, load_player, read_metadata,
+    LearnedPlayer, ModelFileError, ModelMismatchError, load_player, read_metadata,
 )
+from popejoan_env.players.model_file import META_NAME
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -1,0 +1,340 @@
+"""The model file: its format (``popejoan-model/1``), writing it, and reading it back with every field checked.
+
+A model file is Stable-Baselines3's ``.zip`` (so ``MaskablePPO.load`` resumes
+training from it) with one more member, ``popejoan.json``, that says what the
+network expects::
+
+    {"format": "popejoan-model/1", "obs_version": 2, "obs_size": 1285,
+     "rules": {"preset": "modern", ...}, "players": [4], "package_version": "0.1.0",
+     "activation": "tanh", "net_arch": [64, 64], "timesteps": 800000, ...}
+
+``rules`` is one rules object, or a list of them for a network trained on
+several presets (the observation's rule flags tell them apart); the model
+plays any of them (``trained_rules``).  Every checkpoint the training script
+writes carries it, so a checkpoint of another run loads the same way.
+
+**Trust.** ``read_model`` and ``read_metadata`` (and so ``learned.load_player``,
+``learned.load_policy`` and ``make_player``) read no pickle that can run code:
+``popejoan.json`` is JSON, and ``policy.pth`` is read with
+``torch.load(..., weights_only=True)``, which refuses anything but tensors and
+plain containers, so a hostile file is refused with a ``ModelFileError`` and its
+code never runs.  ``MaskablePPO.load`` (Stable-Baselines3, to resume training)
+is different: it **unpickles** members of the file and can execute code from
+it, so only load files you trust that way.
+
+Everything is checked when the file is read: the zip (at most ``MAX_MEMBERS``
+members; ``popejoan.json`` at most ``MAX_METADATA_BYTES``, ``policy.pth`` at
+most ``MAX_WEIGHTS_BYTES``, unpacked, read with bounded reads so a zip bomb or a
+lying header cannot fill memory; ``policy.pth`` in ``torch.save``'s own format,
+whose records are stored and no larger than the member), every metadata field
+the player uses (type and value), and every tensor of the actor (``tensor``,
+``linear``: present, a float tensor of the expected dimensions, all values
+finite: a model with NaN or infinite weights is refused, since its logits would
+pick a card arbitrarily).  A file that is not a model, a corrupt one, or a
+model for another observation version is refused with a ``ModelFileError`` /
+``ModelMismatchError`` naming the file, the field and the problem.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import reprlib
+import zipfile
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from popejoan_env.checks import as_int
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.files import replacing
+from popejoan_env.observation import OBS_SIZE, OBS_VERSION
+from popejoan_env.players import suits
+from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesLike, resolve_rules
+
+MODEL_FORMAT = "popejoan-model/1"
+"""Value of ``format`` in a model's metadata."""
+META_NAME = "popejoan.json"
+"""Zip member holding the metadata."""
+WEIGHTS_NAME = "policy.pth"
+"""Zip member holding the policy's ``state_dict`` (written by Stable-Baselines3)."""
+MAX_MEMBERS = 64
+"""Most members a model zip may have (Stable-Baselines3 writes 7)."""
+MAX_METADATA_BYTES = 2**20
+"""Largest ``popejoan.json`` read, unpacked (a real one is under 1 kB)."""
+MAX_WEIGHTS_BYTES = 64 * 2**20
+"""Largest ``policy.pth`` read, unpacked (the shipped 128x128 model's is 0.9 MB)."""
+ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
+"""The hidden activations a model may name, as numpy functions (the player's forward applies them)."""
+
+
+
+class ModelFileError(PopeJoanError):
+    """A model file that cannot be read: missing, not a zip, corrupt, or without popejoan metadata."""
+
+
+class ModelMismatchError(ModelFileError):
+    """A model made for another observation version or other rules than the caller plays."""
+
+
+# ---------------------------------------------------------------- metadata
+def rules_field(rules: RulesLike | Sequence[RulesLike]) -> Any:
+    """The ``rules`` metadata of a model trained on ``rules`` (one rules, or a list of several)."""
+    if isinstance(rules, (list, tuple)):
+        known = [resolve_rules(r).to_dict() for r in rules]
+        return known[0] if len(known) == 1 else known
+    return resolve_rules(rules).to_dict()
+
+
+def trained_rules(metadata: Mapping[str, Any]) -> tuple[Rules, ...]:
+    """The rules a model's metadata says it plays (``rules``: one object or a list of them)."""
+    field = metadata["rules"]
+    return tuple(Rules.from_dict(r) for r in (field if isinstance(field, list) else [field]))
+
+
+def model_metadata(
+    rules: RulesLike | Sequence[RulesLike],
+    players: list[int] | tuple[int, ...],
+    net_arch: list[int] | tuple[int, ...],
+    activation: str = "tanh",
+    **extra: Any,
+) -> dict[str, Any]:
+    """The metadata a saved model carries (observation version, rules — one, or a list —, package version,
+    network shape)."""
+    from popejoan_env import __version__
+
+    if activation not in ACTIVATIONS:
+        raise PopeJoanError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+    meta = {
+        "format": MODEL_FORMAT,
+        "obs_version": OBS_VERSION,
+        "obs_size": OBS_SIZE,
+        "rules": rules_field(rules),
+        "players": list(players),
+        "package_version": __version__,
+        "algorithm": "MaskablePPO",
+        "activation": activation,
+        "net_arch": list(net_arch),
+    }
+    meta.update(extra)
+    return meta
+
+
+def save_model(model: Any, path: str | os.PathLike[str], metadata: Mapping[str, Any]) -> str:
+    """Save an SB3 model to ``path`` (``.zip``) with ``popejoan.json`` inside; returns the path written."""
+    path = os.fspath(path)
+    if not path.endswith(".zip"):
+        path += ".zip"
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    # Never leave a half-written model where a reader may look: the zip replaces ``path`` when complete.
+    with replacing(path) as tmp:
+        model.save(tmp)
+        with zipfile.ZipFile(tmp, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(META_NAME, json.dumps(dict(metadata), indent=1, sort_keys=True))
+    return path
+
+
+def save_state_dict(state: Mapping[str, Any], path: str | os.PathLike[str], metadata: Mapping[str, Any]) -> str:
+    """Save an actor's ``state_dict`` (SB3's layer names) as a model file without SB3; returns the path written."""
+    import torch
+
+    class _Weights:
+        def save(self, target: str) -> None:
+            buf = io.BytesIO()
+            torch.save(state if isinstance(state, dict) else dict(state), buf)
+            with zipfile.ZipFile(target, "w") as archive:
+                archive.writestr(WEIGHTS_NAME, buf.getvalue())
+
+    return save_model(_Weights(), path, metadata)
+
+
+def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The ``popejoan.json`` metadata of a model file."""
+    meta, _ = read_model(path, weights=False)
+    return meta
+
+
+# ---------------------------------------------------------------- reading, every field and tensor checked
+def read_model(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict[str, Any], Any]:
+    """(metadata, the ``policy.pth`` state_dict as loaded, or None) from a model file, with clear errors."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ModelFileError(f"model file {path!r} does not exist")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            if len(names) > MAX_MEMBERS:
+                raise ModelFileError(f"{path}: a zip of {len(names):,} members; a model file has at most "
+                                     f"{MAX_MEMBERS} (not a model file)")
+            if META_NAME not in names:
+                if WEIGHTS_NAME in names:
+                    raise ModelFileError(
+                        f"{path} is a Stable-Baselines3 model without popejoan metadata ({META_NAME}): "
+                        "nothing says which observation and rules it was trained for; save models with "
+                        "popejoan_env.players.learned.save_model (training/train_ppo.py does)"
+                    )
+                raise ModelFileError(f"{path} is not a model file: a zip archive without {META_NAME} or "
+                                     f"{WEIGHTS_NAME} inside (another kind of file, or truncated)")
+            text = _member(archive, path, META_NAME, MAX_METADATA_BYTES)
+            try:
+                meta = json.loads(text.decode("utf-8"))
+            except (RecursionError, ValueError) as err:  # not UTF-8, not JSON, too deep, a huge integer
+                raise ModelFileError(f"{path}: {META_NAME} is not valid JSON: {_clip(str(err))}") from None
+            check_metadata(meta, path)
+            state = None
+            if weights:
+                if WEIGHTS_NAME not in names:
+                    raise ModelFileError(f"{path} has no {WEIGHTS_NAME}: not a complete model file")
+                state = _load_weights(_member(archive, path, WEIGHTS_NAME, MAX_WEIGHTS_BYTES), path)
+    except ModelFileError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, RuntimeError, NotImplementedError,
+            ValueError) as err:  # not a zip, truncated, a bad CRC, encrypted, an unknown compression
+        raise ModelFileError(f"{path} is not a readable model file (not a zip archive or truncated): "
+                             f"{_clip(str(err))}") from None
+    return meta, state
+
+
+def _member(archive: zipfile.ZipFile, path: str, name: str, limit: int) -> bytes:
+    """The bytes of one zip member, refused beyond ``limit`` unpacked (a bounded read: headers can lie)."""
+    info = archive.getinfo(name)
+    if info.file_size > limit:
+        raise ModelFileError(f"{path}: {name} unpacks to {info.file_size:,} bytes; at most {limit:,} are read "
+                             "(not a model file, or a zip bomb)")
+    with archive.open(info) as member:
+        # At most the size the header gives: a header that lies low ends in a CRC error, not a big buffer.
+        data = member.read(info.file_size + 1)
+    if len(data) != info.file_size:
+        raise ModelFileError(f"{path}: {name} does not unpack to the {info.file_size:,} bytes its header gives "
+                             "(a damaged file or a zip bomb)")
+    return data
+
+
+def _load_weights(data: bytes, path: str) -> Any:
+    """The ``state_dict`` in ``policy.pth``: torch's zip format read with ``weights_only=True`` (no code runs)."""
+    # torch.save writes a zip of stored members; check it is one, and that no member claims more
+    # bytes than it has, before torch allocates anything from its headers.
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as inner:
+            infos = inner.infolist()
+    except zipfile.BadZipFile:
+        raise ModelFileError(f"{path}: the network weights ({WEIGHTS_NAME}) are not in torch.save's format "
+                             "(a zip archive)") from None
+    if len(infos) > 4 * MAX_MEMBERS or any(
+        i.compress_type != zipfile.ZIP_STORED or i.file_size != i.compress_size
+        or i.header_offset + i.compress_size > len(data) for i in infos
+    ):
+        raise ModelFileError(f"{path}: the network weights ({WEIGHTS_NAME}) are damaged: their members "
+                             "are not the stored records torch.save writes")
+    import torch
+
+    try:
+        return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as err:  # torch's unpickler raises many kinds on a damaged or hostile policy.pth
+        raise ModelFileError(f"{path}: the network weights ({WEIGHTS_NAME}) cannot be read: "
+                             f"{type(err).__name__}: {_clip(str(err))}") from None
+
+
+def check_metadata(meta: Any, path: str) -> None:
+    """Refuse metadata whose format, or any field the player uses, has the wrong type or value."""
+    if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else meta
+        raise ModelFileError(f"{path}: metadata format {_show(found)} is not {MODEL_FORMAT!r}")
+    for key in ("obs_version", "obs_size", "rules", "players", "activation", "net_arch"):
+        if key not in meta:
+            raise ModelFileError(f"{path}: metadata lacks {key!r}")
+    for key in ("obs_version", "obs_size"):
+        if as_int(meta[key]) is None:
+            raise ModelFileError(f"{path}: metadata {key} must be an integer, got {_show(meta[key])}")
+    if meta["obs_version"] != OBS_VERSION or meta["obs_size"] != OBS_SIZE:
+        raise ModelMismatchError(
+            f"model {path} was trained on observation version {meta['obs_version']} (size {meta['obs_size']}); "
+            f"this package encodes version {OBS_VERSION} (size {OBS_SIZE}): retrain it with this version"
+        )
+    field = meta["rules"]
+    if not (isinstance(field, Mapping) or (isinstance(field, list) and field
+                                           and all(isinstance(r, Mapping) for r in field))):
+        raise ModelFileError(f"{path}: metadata rules must be an object of rules options or a non-empty list of "
+                             f"them, got {_show(field)}")
+    try:
+        trained_rules(meta)
+    except (PopeJoanError, TypeError, RecursionError) as err:  # RecursionError: a value nested too deep to print
+        raise ModelFileError(f"{path}: metadata rules are not valid: {_clip(str(err))}") from None
+    players = meta["players"]
+    if (not isinstance(players, list) or not players
+            or not all(as_int(n) is not None and MIN_PLAYERS <= n <= MAX_PLAYERS for n in players)):
+        raise ModelFileError(f"{path}: metadata players must be a list of table sizes "
+                             f"{MIN_PLAYERS}..{MAX_PLAYERS}, got {_show(players)}")
+    activation = meta["activation"]
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+        raise ModelFileError(f"{path}: metadata activation must be one of {sorted(ACTIVATIONS)}, "
+                             f"got {_show(activation)}")
+    net_arch = meta["net_arch"]
+    if not isinstance(net_arch, list) or not all(as_int(w) is not None and w > 0 for w in net_arch):
+        raise ModelFileError(f"{path}: metadata net_arch must be a list of layer widths (positive integers), "
+                             f"got {_show(net_arch)}")
+    architecture = meta.get("architecture", "mlp")
+    if architecture not in ("mlp", suits.ARCHITECTURE):
+        raise ModelFileError(f"{path}: metadata architecture must be 'mlp' or {suits.ARCHITECTURE!r}, "
+                             f"got {_show(architecture)}")
+    if architecture == suits.ARCHITECTURE and len(net_arch) < 2:
+        raise ModelFileError(f"{path}: a suits actor's net_arch is its context width and at least one hidden "
+                             f"width, got {_show(net_arch)}")
+
+
+def _show(value: Any) -> str:
+    """A short repr of a value read from a file (lists and texts cut, nesting bounded)."""
+    return reprlib.repr(value)
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def linear(state: Mapping[str, Any], name: str, path: str) -> tuple[np.ndarray, np.ndarray]:
+    """(weight transposed to [in, out], bias [out]) of a Linear layer, as float32, with every check."""
+    weight = tensor(state, f"{name}.weight", 2, path)
+    bias = tensor(state, f"{name}.bias", 1, path)
+    if bias.shape[0] != weight.shape[0]:
+        raise ModelFileError(f"{path}: {name}.bias has shape {tuple(bias.shape)}, but {name}.weight "
+                             f"{tuple(weight.shape)} has {weight.shape[0]} outputs")
+    return weight.T.copy(), bias
+
+
+def tensor(state: Mapping[str, Any], key: str, ndim: int, path: str) -> np.ndarray:
+    """One float tensor of the state_dict as a float32 array of ``ndim`` dimensions, all values finite."""
+    if key not in state:
+        raise ModelFileError(f"{path}: {WEIGHTS_NAME} lacks {key}: damaged weights or not an MlpPolicy")
+    value = state[key]
+    if hasattr(value, "detach") and hasattr(value, "is_floating_point"):  # a torch tensor
+        if not value.is_floating_point():
+            raise ModelFileError(f"{path}: {key} is a {value.dtype} tensor, not a float tensor")
+        try:
+            array = value.detach().cpu().float().numpy()
+        except (RuntimeError, TypeError, ValueError) as err:
+            raise ModelFileError(f"{path}: {key} cannot be read as an array: {_clip(str(err))}") from None
+    elif isinstance(value, np.ndarray):
+        if not np.issubdtype(value.dtype, np.floating):
+            raise ModelFileError(f"{path}: {key} is a {value.dtype} array, not a float array")
+        array = value
+    else:
+        raise ModelFileError(f"{path}: {key} is a {type(value).__name__}, not a tensor")
+    if array.ndim != ndim:
+        raise ModelFileError(f"{path}: {key} has shape {tuple(array.shape)}; a {'bias' if ndim == 1 else 'weight'} "
+                             f"has {ndim} dimension{'s' if ndim > 1 else ''}")
+    if 0 in array.shape:
+        raise ModelFileError(f"{path}: {key} has shape {tuple(array.shape)}: an empty layer")
+    array = array.astype(np.float32)
+    if not np.isfinite(array).all():
+        raise ModelFileError(f"{path}: {key} holds NaN or infinite values (a diverged training run?); "
+                             "such a network picks cards arbitrarily")
+    return array
+
+
+__all__ = [
+    "ACTIVATIONS", "MAX_MEMBERS", "MAX_METADATA_BYTES", "MAX_WEIGHTS_BYTES", "META_NAME", "MODEL_FORMAT",
+    "ModelFileError", "ModelMismatchError", "WEIGHTS_NAME", "check_metadata", "linear", "model_metadata",
+    "read_metadata", "read_model", "rules_field", "save_model", "save_state_dict", "tensor", "trained_rules",
+]
