@@ -1,11 +1,16 @@
-"""Deprecated alias: the Ray RLlib environment and modules moved to ``popejoan_env.envs.rllib_env``; this name stays for one version."""
+"""Deprecated alias: the Ray RLlib env moved to ``popejoan_env.envs.rllib_env`` and its policy side (the masking
+module, the seat mapping, the export) to ``popejoan_env.envs.rllib_policy``; this name stays for one version."""
 
 from __future__ import annotations
 
-import sys
 import warnings
 
-from popejoan_env.envs import rllib_env
+from popejoan_env.envs.rllib_env import *  # noqa: F403
+from popejoan_env.envs.rllib_env import __all__ as _ENV
+from popejoan_env.envs.rllib_policy import *  # noqa: F403
+from popejoan_env.envs.rllib_policy import __all__ as _POLICY
 
-warnings.warn("popejoan_env.rllib_env is deprecated: import from popejoan_env.envs.rllib_env", DeprecationWarning, stacklevel=2)
-sys.modules[__name__] = rllib_env
+warnings.warn("popejoan_env.rllib_env is deprecated: import from popejoan_env.envs.rllib_env (the env) and "
+              "popejoan_env.envs.rllib_policy (the module, the seat mapping, the export)", DeprecationWarning,
+              stacklevel=2)
+__all__ = [*_ENV, *_POLICY]

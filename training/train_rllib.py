@@ -163,7 +163,8 @@ def build_config(args: Args) -> Any:
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from popejoan_env.envs.rllib_env import MaskedPolicyModule, MixedTablesEnv, SeatModules, TorchThreads, module_ids
+    from popejoan_env.envs.rllib_env import MixedTablesEnv
+    from popejoan_env.envs.rllib_policy import MaskedPolicyModule, SeatModules, TorchThreads, module_ids
 
     model_config = {"net_arch": net_arch(args), "activation": args.activation}
     modules = module_ids(args.snapshots)
@@ -235,7 +236,7 @@ def train(args: Args, argv: list[str] | None, run_dir: str, ray_start: float) ->
     import torch
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-    from popejoan_env.envs.rllib_env import export_policy, module_ids
+    from popejoan_env.envs.rllib_policy import export_policy, module_ids
 
     set_torch_threads(args.torch_threads)
     algo = build_config(args).build_algo()

@@ -6,7 +6,8 @@
 | ``gymnasium_env`` | Gymnasium | ``PopeJoanGymEnv``: one learner seat, the others played by opponents |
 | ``sb3_vec_env`` | Stable-Baselines3 | ``BatchVecEnv``: N learner seats on the batch engine, for MaskablePPO |
 | ``gymnasium_vector_env`` | Gymnasium | ``PopeJoanVectorEnv``: every seat of N deals on the batch engine, for your own algorithms |
-| ``rllib_env`` | Ray RLlib | ``MixedTablesEnv`` and the masked policy modules of ``training/train_rllib.py`` |
+| ``rllib_env`` | Ray RLlib | ``MixedTablesEnv``: the AEC env at mixed table sizes as one multi-agent env |
+| ``rllib_policy`` | Ray RLlib | the masking RLModule ``training/train_rllib.py`` trains, the seat-to-module mapping, the export to a model file |
 
 Each is imported on its own (``from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv``): importing
 this package imports no framework.
