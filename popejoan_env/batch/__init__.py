@@ -3,7 +3,9 @@
 ``play.BatchDeals`` is the batch; its whole state is one ``state.BatchState`` (pgx's ``State``: fixed, documented
 fields) beside the look-up tables of its rules (``state.Tables``); ``dealing`` deals its slots, ``records`` turns
 it into reports, game records and scalar deals and back, and ``kernels`` holds every rule as a compiled loop
-(numba, a core dependency: the batch engine has no other implementation of the rules).
+(numba, a core dependency: the batch engine has no other implementation of the rules).  Imports point one way:
+``play`` over ``dealing`` and ``records``, those over ``state`` (which loads ``kernels``); nothing below ``play``
+sees a ``BatchDeals``, each takes the state, tables, rules and table size it needs.
 """
 
 from __future__ import annotations

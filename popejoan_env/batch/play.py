@@ -25,7 +25,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from popejoan_env.batch import records
-from popejoan_env.batch.dealing import check_orders, deal_slots
+from popejoan_env.batch.dealing import DealSource, check_orders, deal_slots
 from popejoan_env.batch.records import Finished
 from popejoan_env.batch.state import BatchState, Tables, allocate, compiled, popcount, tables_of
 from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS, PACK
@@ -154,13 +154,12 @@ class BatchDeals:
         self.auto_reset = bool(auto_reset)
         self.record = bool(record)
         self.session_length = length
-        self._rng = rng
-        self._deal_seed = None if deal_seed is None else int(deal_seed)
-        self._orders = checked_orders
-        self._start_board = start_board
-        self._next_dealer = np.broadcast_to(dealers.astype(np.int64), (n,)).copy()
+        self._source = DealSource(np.broadcast_to(dealers.astype(np.int64), (n,)).copy(), rng=rng,
+                                  deal_seed=None if deal_seed is None else int(deal_seed), orders=checked_orders,
+                                  start_board=start_board)
         all_slots = np.arange(n)
-        deal_slots(self, all_slots, new_session=np.ones(n, dtype=bool))
+        deal_slots(self._kernels, self.state, self.tables, rules, players, self._source, all_slots,
+                   new_session=np.ones(n, dtype=bool), record=self.record)
         self._play_lone_leads(all_slots)
         self._pending = [self._settle_new()]
 
@@ -175,15 +174,9 @@ class BatchDeals:
         self.lone_leads = bool(lone_leads)
         self.auto_reset = self.record = False
         self.session_length = 1
-        self._rng: np.random.Generator | None = None
-        self._deal_seed: int | None = None
-        self._orders: np.ndarray | None = None
-        self._start_board = np.zeros(8, dtype=np.int64)
-        self._next_dealer = np.zeros(self.num_deals, dtype=np.int64)
+        self._source = DealSource(np.zeros(self.num_deals, dtype=np.int64))
         self._reported = np.zeros(self.num_deals, dtype=bool)
         self._pending: list[Finished] = []
-        self._sessions_started = 0
-        self.deals_dealt = 0
         self.cards_played = 0
         """Cards played in the batch so far (forced and lone ones included)."""
 
@@ -199,23 +192,47 @@ class BatchDeals:
     def from_deals(cls, deals: Sequence[Deal], lone_leads: bool = True) -> BatchDeals:
         """A batch holding copies of scalar deals (of one rules object and table size), as they stand; it does not
         deal again when they end (``auto_reset`` off).  Forced cards due are played at once, as ``Deal.advance``."""
-        return records.load_deals(cls, deals, lone_leads)
+        state = records.state_of_deals(deals)
+        batch = cls._blank(deals[0].rules, deals[0].players, state, lone_leads)
+        batch._source.dealt = len(deals)
+        # A card due (R8) is played now, as the sequence it belongs to: a lead of it by its holder, logged as due.
+        due = np.array([d.forced for d in deals], dtype=np.int64)
+        forced = np.nonzero(due >= 0)[0]
+        if len(forced):
+            batch.cards_played += batch._kernels.play_leads(
+                state, batch.tables, forced, batch.tables.pos_of_card[due[forced]], False, batch.lone_leads,
+                batch.record)
+        batch._play_lone_leads(np.nonzero(~state.done)[0])
+        batch._reported[:] = np.array([d.done for d in deals])
+        return batch
 
     def take(self, slots: Sequence[int] | np.ndarray) -> BatchDeals:
         """A new batch holding copies of the deals in ``slots`` (repeats allowed), as they stand; it does not deal
         again when they end (``auto_reset`` off) and does not record."""
-        return records.take(self, slots)
+        idx = np.asarray(slots)
+        if idx.ndim != 1 or not len(idx) or not np.issubdtype(idx.dtype, np.integer) \
+                or idx.min() < 0 or idx.max() >= self.num_deals:
+            raise InvalidDealError(f"take needs a non-empty list of slots 0..{self.num_deals - 1}, got {brief(slots)}")
+        new = self._blank(self.rules, self.players, self.state._make(a[idx] for a in self.state), self.lone_leads)
+        new.session_length = self.session_length
+        new._source = self._source.for_slots(idx)
+        new._reported = self._reported[idx].copy()
+        return new
 
     def with_worlds(self, worlds: Sequence[Deal], repeat: int = 1, lone_leads: bool = True) -> BatchDeals:
         """Copies of this one-deal batch with each world's unplayed cards written in (``repeat`` rows per world,
         row ``k * repeat + i`` is world ``k``): the worlds must be its position with those cards placed otherwise
         (as ``WorldSampler`` draws them; the caller checks it)."""
-        return records.with_worlds(self, worlds, repeat, lone_leads)
+        rows = np.repeat(np.arange(len(worlds)), repeat)
+        batch = self.take(np.zeros(len(rows), dtype=np.int64))
+        records.write_worlds(batch.state, batch.tables, worlds, rows)
+        batch.lone_leads = bool(lone_leads)
+        return batch
 
     def to_deal(self, slot: int) -> Deal:
         """The deal in ``slot`` as a scalar ``Deal`` in the same state (dealt from its cards and board, its plays
         replayed): for players and checks that need the scalar engine's objects (``SeatView`` included)."""
-        return records.to_deal(self, slot)
+        return records.to_deal(self.state, self.rules, self.players, slot)
 
     def deal_record(self, slot: int) -> dict[str, Any]:
         """The ``popejoan-record/1`` object of the finished deal in ``slot`` (needs ``record=True``)."""
@@ -223,9 +240,14 @@ class BatchDeals:
             raise GameOverError("records need a batch made with record=True")
         if not 0 <= slot < self.num_deals or not self.done[slot]:
             raise GameOverError(f"deal {brief(slot)} of the batch is not a finished deal")
-        return records.game_records(self, np.array([slot]))[0]
+        return records.game_records(self.state, self.rules, self.players, np.array([slot]))[0]
 
     # ----------------------------------------------------------------- queries
+    @property
+    def deals_dealt(self) -> int:
+        """Deals dealt so far (after ``take``, those of the batch taken from; after ``from_deals``, the deals given)."""
+        return self._source.dealt
+
     @property
     def dead_size(self) -> int:
         """Cards in each dead hand (the longest, after ``from_deals`` of deals with several sizes)."""
@@ -239,7 +261,7 @@ class BatchDeals:
     @property
     def memory_bytes(self) -> int:
         """Bytes of state arrays held per deal."""
-        arrays = [*self.state, self._next_dealer, self._reported]
+        arrays = [*self.state, self._source.next_dealer, self._reported]
         return sum(a.nbytes for a in arrays) // self.num_deals
 
     def _all_legal(self) -> tuple[np.ndarray, np.ndarray]:
@@ -267,13 +289,11 @@ class BatchDeals:
 
     def dead_of(self, slot: int) -> list[int]:
         """Card ids of the dead hand of the deal in ``slot``, the turn-up last."""
-        return [c for c in self.dead_cards[slot].tolist() if c >= 0]
+        return records.dead_of(self.state, slot)
 
     def plays_of(self, slot: int) -> list[int]:
         """Card ids of the deal in ``slot`` in the order played."""
-        order = self.play_order[slot]
-        played = np.nonzero(order)[0]
-        return played[np.argsort(order[played])].tolist()
+        return records.plays_of(self.state, slot)
 
     @property
     def play_cards(self) -> np.ndarray:
@@ -371,21 +391,22 @@ class BatchDeals:
             ended = np.nonzero(self.done & ~self._reported)[0]
             if not len(ended):
                 break
-            parts.append(records.report(self, ended))
+            parts.append(records.report(self.state, self.rules, self.players, ended, self.record))
             if not self.auto_reset:
                 self._reported[ended] = True
                 break
-            if self._orders is not None and self.deals_dealt + len(ended) > len(self._orders):
+            left = self._source.left()
+            if left is not None and len(ended) > left:
                 # Out of explicit deals: the slots beyond the last one stay over (a step on them is refused).
-                left = len(self._orders) - self.deals_dealt
                 self._reported[ended[left:]] = True
                 ended = ended[:left]
                 if not len(ended):
                     break
             new_session = self.deal_in_session[ended] >= self.session_length
             if not self.rules.allow_credit:
-                nxt = self._next_dealer[ended]
+                nxt = self._source.next_dealer[ended]
                 new_session |= self.balances[ended, nxt] < int(self.tables.dressing.sum())
-            deal_slots(self, ended, new_session)
+            deal_slots(self._kernels, self.state, self.tables, self.rules, self.players, self._source, ended,
+                       new_session, self.record)
             self._play_lone_leads(ended)
         return Finished.concat(parts, self.players, self.record)

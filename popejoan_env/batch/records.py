@@ -1,26 +1,23 @@
-"""A batch and the scalar engine's objects: reports of finished deals (``Finished``), game records, ``to_deal``,
-and batches built from positions (``load_deals``, ``take``, ``with_worlds``)."""
+"""A batch's state and the scalar engine's objects: reports of finished deals (``Finished``), game records, a row as
+a scalar ``Deal`` (``to_deal``), and states written from scalar deals (``state_of_deals``, ``write_worlds``)."""
 
 from __future__ import annotations
 
 import dataclasses
 import gc
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from popejoan_env.batch.state import allocate, popcount, position_masks
+from popejoan_env.batch.state import BatchState, Tables, allocate, popcount, position_masks, tables_of
 from popejoan_env.cards import CARD_NAMES, JACK, KING, POPE, QUEEN
 from popejoan_env.checks import brief
 from popejoan_env.engine import EMPTY_OWNER, PLAYED, SUCCESSOR, Deal
 from popejoan_env.errors import InvalidDealError
-from popejoan_env.rules import COMPARTMENTS
+from popejoan_env.rules import COMPARTMENTS, Rules
 
-if TYPE_CHECKING:
-    from popejoan_env.batch.play import BatchDeals
-
-__all__ = ["Finished", "game_records", "load_deals", "report", "take", "to_deal", "with_worlds"]
+__all__ = ["Finished", "dead_of", "game_records", "plays_of", "report", "state_of_deals", "to_deal", "write_worlds"]
 
 _CAUSES = ("turnup", "play", "game")
 """The cause column of ``BatchState.events``: 0 the turn-up (R5), 1 a play (R10), 2 going out (R11)."""
@@ -68,35 +65,33 @@ class Finished:
         )
 
 
-def report(batch: BatchDeals, rows: np.ndarray) -> Finished:
-    """The finished deals in ``rows`` as a ``Finished`` (with their records when the batch records)."""
-    s = batch.state
+def report(s: BatchState, rules: Rules, players: int, rows: np.ndarray, record: bool) -> Finished:
+    """The finished deals in ``rows`` of a state as a ``Finished`` (with their game records if ``record``)."""
     return Finished(
         slots=rows.copy(), deal_ids=s.deal_ids[rows].copy(), sessions=s.session_ids[rows].copy(),
         delta=s.balances[rows] - s.balances_before[rows], winner=s.winner[rows].copy(),
         plays=s.num_plays[rows].copy(), balances=s.balances[rows].copy(), board=s.board[rows].copy(),
-        records=game_records(batch, rows) if batch.record else None,
+        records=game_records(s, rules, players, rows) if record else None,
     )
 
 
-def game_records(batch: BatchDeals, rows: np.ndarray) -> list[dict[str, Any]]:
-    """The records of the finished deals in ``rows``: every array read once for all of them, then plain Python
-    (with the cyclic garbage collector paused: thousands of live records made it 3× slower; they hold no cycles)."""
+def game_records(s: BatchState, rules: Rules, players: int, rows: np.ndarray) -> list[dict[str, Any]]:
+    """The records of the finished deals in ``rows`` of a state (of ``rules`` at ``players`` seats): every array read
+    once for all of them, then plain Python (with the cyclic garbage collector paused: thousands of live records
+    made it 3× slower; they hold no cycles)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build_records(batch, rows)
+        return _build_records(s, rules, players, rows)
     finally:
         if enabled:
             gc.enable()
 
 
-def _build_records(batch: BatchDeals, rows: np.ndarray) -> list[dict[str, Any]]:
-    s = batch.state
-    players = batch.players
-    rules = batch.rules.to_dict()
+def _build_records(s: BatchState, rules: Rules, players: int, rows: np.ndarray) -> list[dict[str, Any]]:
     names = CARD_NAMES
-    holder = s.owner[rows, POPE].tolist() if batch.rules.pope_excused else [-1] * len(rows)
+    holder = s.owner[rows, POPE].tolist() if rules.pope_excused else [-1] * len(rows)
+    settings = rules.to_dict()
     used = int(s.num_events[rows].max(initial=0))
     out = []
     for (initial, order, dealer, before_board, before, dead, turnup, winner, balances, board, events, count,
@@ -119,7 +114,7 @@ def _build_records(batch: BatchDeals, rows: np.ndarray) -> list[dict[str, Any]]:
         excused = pope if winner >= 0 else -1
         record: dict[str, Any] = {
             "format": "popejoan-record/1",
-            "rules": {**rules, "dressing": dict(rules["dressing"])},
+            "rules": {**settings, "dressing": dict(settings["dressing"])},
             "players": players,
             "dealer": dealer,
             "board_before": dict(zip(COMPARTMENTS, before_board)),
@@ -142,27 +137,40 @@ def _build_records(batch: BatchDeals, rows: np.ndarray) -> list[dict[str, Any]]:
     return out
 
 
-def to_deal(batch: BatchDeals, slot: int) -> Deal:
-    """The deal in ``slot`` as a scalar ``Deal`` in the same state (dealt from its cards and board, its plays
-    replayed)."""
-    if not 0 <= slot < batch.num_deals:
-        raise InvalidDealError(f"slot must be 0..{batch.num_deals - 1}, got {brief(slot)}")
-    s = batch.state
+def dead_of(s: BatchState, slot: int) -> list[int]:
+    """Card ids of the dead hand of the deal in ``slot``, the turn-up last."""
+    return [c for c in s.dead_cards[slot].tolist() if c >= 0]
+
+
+def plays_of(s: BatchState, slot: int) -> list[int]:
+    """Card ids of the deal in ``slot`` in the order played."""
+    order = s.play_order[slot]
+    played = np.nonzero(order)[0]
+    return played[np.argsort(order[played])].tolist()
+
+
+def to_deal(s: BatchState, rules: Rules, players: int, slot: int) -> Deal:
+    """The deal in ``slot`` of a state (of ``rules`` at ``players`` seats) as a scalar ``Deal`` in the same state
+    (dealt from its cards and board, its plays replayed)."""
+    num_deals = len(s.to_act)
+    if not 0 <= slot < num_deals:
+        raise InvalidDealError(f"slot must be 0..{num_deals - 1}, got {brief(slot)}")
     initial = s.initial_owner[slot]
     if ((s.owner[slot] == PLAYED) & (initial < 0)).any():
         raise InvalidDealError(
             f"slot {slot} was loaded from a position without its history (Deal.from_position: who played which "
             "card is not known), so to_deal cannot rebuild it")
-    hands = [np.nonzero(initial == seat)[0].tolist() for seat in range(batch.players)]
-    deal = Deal.from_cards(hands, batch.dead_of(slot), int(s.dealer[slot]), batch.rules,
-                           s.board_before[slot].tolist(), s.balances_before[slot].tolist())
-    for card in batch.plays_of(slot):
+    hands = [np.nonzero(initial == seat)[0].tolist() for seat in range(players)]
+    deal = Deal.from_cards(hands, dead_of(s, slot), int(s.dealer[slot]), rules, s.board_before[slot].tolist(),
+                           s.balances_before[slot].tolist())
+    for card in plays_of(s, slot):
         deal.play(card)
     return deal
 
 
-def load_deals(cls: type[BatchDeals], deals: Sequence[Deal], lone_leads: bool) -> BatchDeals:
-    """``BatchDeals.from_deals``: a batch holding copies of scalar deals as they stand."""
+def state_of_deals(deals: Sequence[Deal]) -> BatchState:
+    """A state holding copies of scalar deals (of one rules object and table size) as they stand; a card due in one
+    is left for the batch to play (``Deal.forced``)."""
     if not deals:
         raise InvalidDealError("from_deals needs at least one deal")
     first = deals[0]
@@ -170,9 +178,7 @@ def load_deals(cls: type[BatchDeals], deals: Sequence[Deal], lone_leads: bool) -
     if any(d.rules != rules or d.players != players for d in deals):
         raise InvalidDealError("every deal of a batch has the same rules and table size")
     n = len(deals)
-    batch = cls._blank(rules, players, allocate(n, players, max(len(d.dead) for d in deals)), lone_leads)
-    batch.deals_dealt = n
-    s, tables = batch.state, batch.tables
+    s, tables = allocate(n, players, max(len(d.dead) for d in deals)), tables_of(rules, players)
 
     def positions(masks: list[int]) -> np.ndarray:
         return position_masks(tables, np.array(masks, dtype=np.uint64))
@@ -215,50 +221,19 @@ def load_deals(cls: type[BatchDeals], deals: Sequence[Deal], lone_leads: bool) -
             s.led[i, card] = prev < 0 or succ[prev] != card  # a card that is not due was led
             prev = card
     s.num_plays[:] = [len(d.plays) for d in deals]
-    # A card due (R8) is played now, as the sequence it belongs to: a lead of it by its holder, logged as due.
-    due = np.array([d.forced for d in deals], dtype=np.int64)
-    forced = np.nonzero(due >= 0)[0]
-    if len(forced):
-        batch.cards_played += batch._kernels.play_leads(
-            s, tables, forced, tables.pos_of_card[due[forced]], False, batch.lone_leads, batch.record)
-    batch._play_lone_leads(np.nonzero(~s.done)[0])
-    batch._reported[:] = np.array([d.done for d in deals])
-    return batch
+    return s
 
 
-def take(batch: BatchDeals, slots: Sequence[int] | np.ndarray) -> BatchDeals:
-    """``BatchDeals.take``: a new batch holding copies of the deals in ``slots`` (repeats allowed)."""
-    idx = np.asarray(slots)
-    if idx.ndim != 1 or not len(idx) or not np.issubdtype(idx.dtype, np.integer) \
-            or idx.min() < 0 or idx.max() >= batch.num_deals:
-        raise InvalidDealError(f"take needs a non-empty list of slots 0..{batch.num_deals - 1}, got {brief(slots)}")
-    new = batch._blank(batch.rules, batch.players, batch.state._make(a[idx] for a in batch.state),
-                       batch.lone_leads)
-    new.deals_dealt = batch.deals_dealt
-    new._sessions_started = batch._sessions_started
-    new.session_length = batch.session_length
-    new._start_board = batch._start_board
-    new._next_dealer = batch._next_dealer[idx].copy()
-    new._reported = batch._reported[idx].copy()
-    return new
-
-
-def with_worlds(base: BatchDeals, worlds: Sequence[Deal], repeat: int = 1, lone_leads: bool = True) -> BatchDeals:
-    """``BatchDeals.with_worlds``: copies of the one-deal batch ``base``, each world ``repeat`` times in a row (row
-    ``k * repeat + i`` is world ``k``), each with that world's hands, dead hand, dead cards shown and owner table
-    written in; ``lone_leads`` applies to later steps."""
-    rows = np.repeat(np.arange(len(worlds)), repeat)
-    batch = take(base, np.zeros(len(rows), dtype=np.int64))
-    s, tables = batch.state, batch.tables
+def write_worlds(s: BatchState, tables: Tables, worlds: Sequence[Deal], rows: np.ndarray) -> None:
+    """Write into a state of copies of one position (``rows[i]`` the world of row ``i``) each world's hands, dead
+    hand, dead cards shown and owner table: the worlds are that position with its unplayed cards placed otherwise."""
     hands = position_masks(tables, np.array([w.hands for w in worlds], dtype=np.uint64))
     owner = np.array([w.owner for w in worlds], dtype=np.int8)
     s.hands[:] = hands[rows]
     s.held[:] = np.bitwise_or.reduce(hands, axis=1)[rows]
     s.dead[:] = position_masks(tables, np.array([w.dead_mask for w in worlds], dtype=np.uint64))[rows]
     s.revealed[:] = position_masks(tables, np.array([w.revealed_dead for w in worlds], dtype=np.uint64))[rows]
+    # A card in a hand or dead now was there as dealt; a card played, where the position's history says.
+    s.initial_owner[:] = np.where(owner[rows] == PLAYED, s.initial_owner, owner[rows])
     s.owner[:] = owner[rows]
-    # A card in a hand or dead now was there as dealt; a card played, where the first world's history says.
-    s.initial_owner[:] = np.where(owner == PLAYED, base.state.initial_owner, owner)[rows]
     s.dead_cards[:] = np.array([w.dead for w in worlds], dtype=np.int8)[rows]
-    batch.lone_leads = bool(lone_leads)
-    return batch
