@@ -338,3 +338,10 @@ def test_can_deal_is_the_one_rule_of_a_broke_dealer() -> None:
     with pytest.raises(RulesError, match="no deal can start: with allow_credit=false a dealer needs 15"):
         Rules(allow_credit=False, start_counters=10).check_startable()
     Rules(allow_credit=False, start_counters=need).check_startable()
+
+
+def test_the_batch_refuses_rules_under_which_no_deal_can_start() -> None:
+    from popejoan_env.batch import BatchDeals
+
+    with pytest.raises(RulesError, match="no deal can start"):
+        BatchDeals(Rules(allow_credit=False, start_counters=10), 4, 2, rng=np.random.default_rng(0))

@@ -146,10 +146,7 @@ class BatchDeals:
                 or ((dealers < 0) | (dealers >= players)).any():
             raise InvalidDealError(
                 f"first_dealer must be a seat 0..{players - 1} (or one per deal), got {brief(first_dealer)}")
-        if not rules.allow_credit and rules.start_counters < sum(rules.dressing):
-            raise InvalidDealError(
-                f"no deal can start: with allow_credit=false a dealer needs {sum(rules.dressing)} counters for "
-                f"the dressing and start_counters is {rules.start_counters}")
+        rules.check_startable()  # every session starts at start_counters: else no slot could ever deal
         self._setup(rules, players, allocate(n, players, len(tables_of(rules, players).dead_columns)), lone_leads)
         self.auto_reset = bool(auto_reset)
         self.record = bool(record)
@@ -403,9 +400,7 @@ class BatchDeals:
                 if not len(ended):
                     break
             new_session = self.deal_in_session[ended] >= self.session_length
-            if not self.rules.allow_credit:
-                nxt = self._source.next_dealer[ended]
-                new_session |= self.balances[ended, nxt] < int(self.tables.dressing.sum())
+            new_session |= ~self.rules.can_deal(self.balances[ended, self._source.next_dealer[ended]])
             deal_slots(self._kernels, self.state, self.tables, self.rules, self.players, self._source, ended,
                        new_session, self.record)
             self._play_lone_leads(ended)
