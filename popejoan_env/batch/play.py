@@ -32,7 +32,7 @@ from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS, PACK
 from popejoan_env.checks import as_int, brief
 from popejoan_env.engine import Deal, parse_board
 from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError
-from popejoan_env.rules import MODERN, Rules, check_players, resolve_rules
+from popejoan_env.rules import MODERN, Rules, RulesLike, check_players, resolve_rules
 
 __all__ = ["BatchDeals"]
 
@@ -109,7 +109,7 @@ class BatchDeals:
 
     def __init__(
         self,
-        rules: Rules | str | Mapping[str, Any] = MODERN,
+        rules: RulesLike = MODERN,
         players: int = 4,
         num_deals: int = 1,
         rng: np.random.Generator | None = None,
