@@ -37,6 +37,8 @@ from popejoan_env.files import check_writable
 from popejoan_env.record import RecordWriter, read_records, verify_record
 from popejoan_env.rules import PRESETS, check_players
 from popejoan_env.simulate import BATCH_SIZE, MAX_BATCH_SIZE, SHARD_DEALS, write_batch, write_scalar, write_sharded
+from popejoan_env.training import COMMANDS as TRAINING_COMMANDS
+from popejoan_env.training import run_command
 
 PROG = "popejoan"
 
@@ -348,7 +350,7 @@ def run_serve(args: argparse.Namespace) -> int:
         from popejoan_env.web.app import create_app
         app = create_app(records=args.records, models_dir=args.models)
     except ImportError as err:
-        raise UsageError(f"the web app needs the web extra ({err.name} is missing): pip install -e '.[web]'") from None
+        raise UsageError(f"the web app needs the web extra ({err.name} is missing): pip install 'popejoan[web]'") from None
     _check_port(args.host, args.port)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Pope Joan at http://{host}:{args.port}/", flush=True)
@@ -427,7 +429,7 @@ example:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with one subparser per entry of ``COMMANDS``."""
-    parser = _Parser(prog=PROG, description="Pope Joan: simulate deals, verify game records, play at a terminal.")
+    parser = _Parser(prog=PROG, description="Pope Joan: simulate deals, verify game records, play at a terminal or in the browser, train and benchmark players.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         p = sub.add_parser(
@@ -436,6 +438,10 @@ def build_parser() -> argparse.ArgumentParser:
         )
         command.add_arguments(p)
         p.set_defaults(run=command.run)
+    for name, training in TRAINING_COMMANDS.items():  # listed here; main() hands their flags to their own parser
+        extras = f" (needs the {training.extras} extra{'s' if ',' in training.extras else ''})" if training.extras else ""
+        p = sub.add_parser(name, help=training.help + extras, add_help=False)
+        p.add_argument("flags", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -448,6 +454,9 @@ def _progress(total: int | None, unit: str, quiet: bool) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a command; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in TRAINING_COMMANDS:
+        return run_command(argv[0], argv[1:], prog=f"{PROG} {argv[0]}")
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))

@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "training"))
 
-import expert_games  # noqa: E402
+from popejoan_env.training import expert_games  # noqa: E402
 from popejoan_env.errors import PopeJoanError  # noqa: E402
 from popejoan_env.observation import BALANCES  # noqa: E402
 from popejoan_env.observation import BALANCE_SCALE  # noqa: E402
@@ -78,7 +77,7 @@ def test_imitation_learns_the_experts_choices(games: expert_games.Games) -> None
 
 
 def test_train_ppo_imitates_first_and_refuses_what_does_not_combine(tmp_path) -> None:
-    import train_ppo
+    from popejoan_env.training import ppo as train_ppo
 
     summary = train_ppo.main([
         "--run-name", "i", "--output-dir", str(tmp_path), "--seed", "2", "--imitate-deals", "30",
@@ -99,7 +98,7 @@ def test_train_ppo_imitates_first_and_refuses_what_does_not_combine(tmp_path) ->
 
 
 def test_a_table_size_listed_twice_gets_twice_the_deals_and_is_recorded_once() -> None:
-    import train_ppo
+    from popejoan_env.training import ppo as train_ppo
 
     args = train_ppo.parse_flags(train_ppo.Args, ["--players", "4,4,3", "--preset", "modern,victorian",
                                                    "--total-timesteps", "0"], "")

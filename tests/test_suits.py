@@ -64,8 +64,7 @@ def test_each_suit_is_scored_by_the_same_network_from_its_own_inputs() -> None:
 @pytest.fixture(scope="module")
 def suits_run(tmp_path_factory) -> str:
     """A tiny train_ppo.py run with the suits actor (and self-play, so snapshots of it play in the batch env)."""
-    sys.path.insert(0, os.path.join(ROOT, "training"))
-    import train_ppo
+    from popejoan_env.training import ppo as train_ppo
 
     out = tmp_path_factory.mktemp("suits")
     train_ppo.main([

@@ -1,9 +1,11 @@
-"""Every script in ``training/`` as a user runs it: ``--help`` lists every flag of its ``Args`` with help and
-default, and a mistyped flag or value is one line on stderr and exit status 2, with nothing written."""
+"""Every training command as a user runs it, both as ``popejoan <command>`` and as the repository's
+``python training/<script>.py``: ``--help`` lists every flag of its ``Args`` with help and default, and a mistyped
+flag or value is one line on stderr and exit status 2, with nothing written."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 import subprocess
 import sys
@@ -12,25 +14,38 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAINING = os.path.join(ROOT, "training")
-sys.path.insert(0, TRAINING)
+
+from popejoan_env.training import COMMANDS  # noqa: E402
 
 SCRIPTS = sorted(name[:-3] for name in os.listdir(TRAINING)
                  if name.endswith(".py") and 'if __name__ == "__main__":' in open(os.path.join(TRAINING, name)).read())
+SCRIPT_COMMAND = {command.script[:-3]: name for name, command in COMMANDS.items()}
+"""Each wrapper in ``training/`` and the ``popejoan`` command it runs."""
 
 
-def _run(script: str, *flags: str, cwd: str) -> subprocess.CompletedProcess:
+def _run(script: str, *flags: str, cwd: str, how: str = "script") -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": "100000"}  # --help on one line a flag: argparse wraps help at hyphens too
-    return subprocess.run([sys.executable, os.path.join(TRAINING, f"{script}.py"), *flags], capture_output=True,
-                          text=True, timeout=120, cwd=cwd, env=env)
+    if how == "script":
+        cmd = [sys.executable, os.path.join(TRAINING, f"{script}.py")]
+    else:
+        cmd = [sys.executable, "-m", "popejoan_env", SCRIPT_COMMAND[script]]
+    return subprocess.run([*cmd, *flags], capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
 
 
 def _args(script: str) -> list[dataclasses.Field]:
-    module = __import__(script)
+    module = importlib.import_module(f"popejoan_env.training.{COMMANDS[SCRIPT_COMMAND[script]].module}")
     return list(dataclasses.fields(module.Args))
 
 
-def test_the_scripts_are_the_five_the_readme_runs() -> None:
+def test_the_scripts_are_the_five_the_readme_runs_each_a_popejoan_command() -> None:
     assert SCRIPTS == ["benchmark", "cleanrl_ppo", "learner_throughput", "train_ppo", "train_rllib"]
+    assert sorted(SCRIPT_COMMAND) == SCRIPTS
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_a_script_in_training_is_a_thin_wrapper_of_its_command(script: str) -> None:
+    text = open(os.path.join(TRAINING, f"{script}.py")).read()
+    assert len(text.splitlines()) <= 10 and f'run_command("{SCRIPT_COMMAND[script]}")' in text
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -45,6 +60,15 @@ def test_help_lists_every_flag_with_its_help_and_default(script: str, tmp_path) 
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
+def test_popejoan_command_help_is_the_scripts_help_under_its_name(script: str, tmp_path) -> None:
+    done = _run(script, "--help", cwd=str(tmp_path), how="command")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"usage: popejoan {SCRIPT_COMMAND[script]} ")
+    wrapped = _run(script, "--help", cwd=str(tmp_path))
+    assert done.stdout[done.stdout.index("\noptions:"):] == wrapped.stdout[wrapped.stdout.index("\noptions:"):]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
 def test_a_bad_flag_or_value_is_one_line_and_exit_2(script: str, tmp_path) -> None:
     fields = _args(script)
     first_int = next(f for f in fields if f.type == "int")
@@ -54,10 +78,11 @@ def test_a_bad_flag_or_value_is_one_line_and_exit_2(script: str, tmp_path) -> No
     if floats:
         flag = "--" + floats[0].name.rstrip("_").replace("_", "-")
         cases += [([flag, "nan"], "invalid float value: 'nan'"), ([flag, "inf"], "invalid float value: 'inf'")]
-    for flags, says in cases:
-        done = _run(script, *flags, cwd=str(tmp_path))
+    for (flags, says), how in [(case, how) for case in cases for how in ("script", "command")]:
+        done = _run(script, *flags, cwd=str(tmp_path), how=how)
         assert done.returncode == 2, (flags, done.stderr)
         assert len(done.stderr.splitlines()) == 1 and says in done.stderr, (flags, done.stderr)
-        assert done.stderr.startswith(f"{script}.py: error: "), done.stderr
+        prog = f"{script}.py" if how == "script" else f"popejoan {SCRIPT_COMMAND[script]}"
+        assert done.stderr.startswith(f"{prog}: error: "), done.stderr
         assert "Traceback" not in done.stderr and "usage:" not in done.stderr
     assert not os.listdir(tmp_path), "nothing is written before the flags are checked"

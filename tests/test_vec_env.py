@@ -420,10 +420,7 @@ def test_maskable_ppo_learns_2k_steps_on_it(snapshot: str) -> None:
 
 @pytest.mark.slow
 def test_train_ppo_runs_on_the_batch_env(tmp_path) -> None:
-    import sys
-
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "training"))
-    import train_ppo
+    from popejoan_env.training import ppo as train_ppo
 
     summary = train_ppo.main([
         "--run-name", "b", "--output-dir", str(tmp_path), "--seed", "2", "--vec-env", "batch",
@@ -465,10 +462,7 @@ def test_without_numba_the_compiled_players_say_what_to_install(monkeypatch) -> 
 
 
 def test_oracle_critic_reads_the_hands_and_the_saved_policy_does_not(tmp_path) -> None:
-    import sys
-
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "training"))
-    import train_ppo
+    from popejoan_env.training import ppo as train_ppo
     from popejoan_env.observation import OBS_SIZE
     from popejoan_env.players.learned import load_player
 

@@ -227,14 +227,11 @@ def test_gymnasium_vector_wrappers_take_it() -> None:
 
 
 def load_script(name: str):
-    """A training script as a module (``training/`` is not a package; its scripts import training_common)."""
-    if os.path.join(ROOT, "training") not in sys.path:
-        sys.path.insert(0, os.path.join(ROOT, "training"))
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "training", f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    """A training command's module (``training/<name>.py`` is a thin wrapper of it)."""
+    from popejoan_env.training import COMMANDS
+
+    module = next(c.module for c in COMMANDS.values() if c.script == f"{name}.py")
+    return importlib.import_module(f"popejoan_env.training.{module}")
 
 
 def test_advantages_follow_each_seats_own_decisions() -> None:

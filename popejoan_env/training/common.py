@@ -1,15 +1,16 @@
-"""What the scripts in ``training/`` share: flags from a dataclass, one-line refusals, the run directory, torch
+"""What the training commands share: flags from a dataclass, one-line refusals, the run directory, torch
 threads, evaluation against scripted players, the learning curve and ``run.json``.
 
-Every script keeps its knobs in one ``Args`` dataclass whose fields carry their ``--help`` text (``arg``) and
+Every command keeps its knobs in one ``Args`` dataclass whose fields carry their ``--help`` text (``arg``) and
 reads them with ``parse_flags``; a bad flag or value is one line on stderr and exit status 2 (``refuse``), never
-argparse's usage dump nor a traceback.  The module is named for the folder (``common`` alone is a PyPI package,
-and ``training/`` is on ``sys.path`` when a script runs).
+argparse's usage dump nor a traceback.  A command runs as ``popejoan <command>`` or as the repository's
+``python training/<script>.py`` (a thin wrapper); ``run_script`` names it either way in errors and ``run.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextvars
 import dataclasses
 import json
 import math
@@ -26,6 +27,9 @@ from popejoan_env.players.learned import LearnedPlayer
 from popejoan_env.tournament import TournamentResult, run_duplicate
 
 A = TypeVar("A")
+
+PROG: contextvars.ContextVar[str | None] = contextvars.ContextVar("PROG", default=None)
+"""The name a running command goes by (``popejoan train``); None: the script's own file name (argparse's default)."""
 
 
 # ---------------------------------------------------------------------- the flags
@@ -55,7 +59,8 @@ FLAG_TYPES: dict[str, Any] = {"int": int, "float": finite_float, "str": str}
 def flag_parser(cls: type, description: str) -> OneLineParser:
     """The command line of a dataclass: ``--field-name`` per field (a trailing ``_`` dropped: ``lambda_`` is
     ``--lambda``), bools as ``--x/--no-x``, each with its help text and default."""
-    parser = OneLineParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = OneLineParser(prog=PROG.get(), description=description,
+                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.rstrip("_").replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
@@ -76,19 +81,23 @@ def parse_flags(cls: type[A], argv: list[str] | None, description: str) -> A:
 
 def refuse(message: str, status: int = 2) -> NoReturn:
     """Exit with ``status`` (2: a refused input) and ``<script>: error: <message>`` as one line on stderr."""
-    parser = OneLineParser()
+    parser = OneLineParser(prog=PROG.get())
     if status == 2:
         parser.error(message)
     parser.exit(status, f"{parser.prog}: error: {' '.join(message.splitlines())}\n")
 
 
-def run_script(main: Callable[[], Any]) -> None:
-    """Run a script's ``main``: a PopeJoanError (a refused flag, Ray out of reach ...) is ``refuse``d, not a
-    traceback."""
+def run_script(main: Callable[[list[str] | None], Any], argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run a command's ``main`` on ``argv`` (default ``sys.argv[1:]``) as ``prog``: a PopeJoanError (a refused
+    flag, Ray out of reach ...) is ``refuse``d, not a traceback; returns the exit status ``main`` gives (0 if none)."""
+    token = PROG.set(prog)
     try:
-        main()
+        status = main(argv)
     except PopeJoanError as err:
         refuse(str(err))
+    finally:
+        PROG.reset(token)
+    return status if isinstance(status, int) else 0
 
 
 # ---------------------------------------------------------------------- the run's directory and record
@@ -107,8 +116,10 @@ def make_run_dir(output_dir: str, run_name: str) -> str:
 
 
 def command(script: str, argv: list[str] | None) -> str:
-    """The command that ran ``training/<script>``, as ``run.json`` records it."""
-    return f"python training/{script} " + " ".join(sys.argv[1:] if argv is None else argv)
+    """The command that ran: ``popejoan <command> ...`` or ``python training/<script> ...``, as ``run.json``
+    records it."""
+    prog = PROG.get() or f"python training/{script}"
+    return f"{prog} " + " ".join(sys.argv[1:] if argv is None else argv)
 
 
 def write_run_json(run_dir: str, run: dict[str, Any]) -> str:

@@ -1,0 +1,542 @@
+"""Train a Pope Joan policy: imitation of the pimc search, then MaskablePPO (sb3-contrib); CleanRL-style, one
+script, every knob a flag.
+
+    python training/train_ppo.py                       # defaults: modern, 4 players, < 15 min on 2 cores
+    python training/train_ppo.py --players 3,4,5 --opponents "stops_first:0.5,self:0.5" --total-timesteps 3000000
+    python training/train_ppo.py --imitate-deals 0 --actor mlp --total-timesteps 1000000   # PPO alone, as before
+    python training/train_ppo.py --quick               # a first run of about a minute (models/quick/)
+    python training/train_ppo.py --help                # every knob, with its help text
+
+The default recipe is the one that measured strongest in 15 minutes (README, "The recipe"): 60,000
+deals of ``pimc`` at every seat (``--imitate-deals``, ``training/expert_games.py``), the ``suits``
+actor (``--actor``) trained to choose its cards and the critic to value the positions, and no PPO
+steps after it (``--total-timesteps 0``): PPO fine-tuning from the imitation lost strength against
+``pimc`` in every setting tried.  With ``--total-timesteps N`` PPO trains on from there.
+
+The learner plays one random seat of each deal, as ``popejoan_env.envs.gymnasium_env.PopeJoanGymEnv``
+defines it; the other seats are scripted players and frozen snapshots of the learner
+(self-play), drawn from the ``--opponents`` mix (``popejoan_env.opponents``).  The envs
+are stepped by ``popejoan_env.envs.sb3_vec_env.BatchVecEnv`` (``--vec-env batch``: every deal in
+the batch engine, the opponents vectorised) or by copies of the Gymnasium view
+(``dummy``, ``subproc``).
+During training: a progress bar, TensorBoard logs (``charts/...``,
+``losses/...``, ``eval/...``) under ``<output-dir>/<run-name>/tb``, a
+duplicate-tournament evaluation against the scripted players every
+``--eval-interval`` steps, checkpoints.  At the end it writes
+``<output-dir>/<run-name>/model.zip`` (loadable with
+``popejoan_env.players.learned.load_player`` or by name in
+``training/benchmark.py``) and ``run.json`` (arguments, rules, observation
+version, package version, seed, evaluation results, throughput), both
+atomically, then prints how the model does against each scripted player.
+
+The script reads top to bottom: the flags and their checks, the callback that runs
+during training, the imitation, then ``main``: seeding, the envs, the model, the
+imitation and PPO, saving, the final evaluation, ``run.json``.  What the training
+scripts share (flags, evaluation, the learning curve, ``run.json``) is in
+``training/training_common.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+import platform
+import time
+from typing import Any
+
+import numpy as np
+import sb3_contrib
+import stable_baselines3
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
+
+from popejoan_env import __version__
+from popejoan_env.checks import split_list
+from popejoan_env.envs.gymnasium_env import make_vec_env
+from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.observation import OBS_SIZE, OBS_VERSION
+from popejoan_env.opponents import SELF, parse_mix
+from popejoan_env.players import make_player, suits
+from popejoan_env.players.learned import model_metadata, policy_from_state, rules_field, save_model
+from popejoan_env.rules import Rules, check_players
+from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
+
+from popejoan_env.training.expert_games import expert_games, imitate, tables_of
+from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir, parse_flags,
+                             run_script, set_torch_threads, write_learning_curve, write_run_json)
+
+
+VEC_ENVS = {"batch": 512, "dummy": 8, "subproc": 8}
+"""The ways to step the training envs (``--vec-env``) and the number of envs each steps by default."""
+ROLLOUT = 4096
+"""Steps in a rollout when ``--n-steps`` is not given (``n_envs * n_steps``)."""
+
+
+@dataclasses.dataclass
+class Args:
+    """The flags of train_ppo.py: each field's help text is its --help."""
+
+    run_name: str = arg("ppo_modern_4p",
+                        "name of the run: everything is written to <output-dir>/<run-name>/ (an existing run of that "
+                        "name is replaced)")
+    output_dir: str = arg("models", "directory that holds one sub-directory per run")
+    seed: int = arg(1,
+                    "seed of everything: the deals, the opponents' generators, the network's initialisation, PPO's "
+                    "sampling")
+    preset: str = arg("modern",
+                      "rules preset to train on: modern or victorian, or both (modern,victorian) for an imitation-only "
+                      "run (--total-timesteps 0) whose network plays both; evaluations use the first")
+    players: str = arg("4",
+                       "table size, or a comma list such as 3,4,5 to mix table sizes in one run (observations are "
+                       "padded to 8 seats); a size listed twice gets twice the deals")
+    opponents: str = arg("stops_first:0.5,pool_hunter:0.2,random:0.05,self:0.25",
+                         "opponents mix name:weight,...; each other seat draws a player from it every deal; 'self' = a "
+                         "frozen snapshot of the learner")
+    imitate_deals: int = arg(60_000,
+                             "deals of the --imitate-player at every seat whose decisions the policy and critic learn "
+                             "first (imitation, training/expert_games.py), before PPO; 0 = none")
+    imitate_player: str = arg("pimc", "the player imitated (a make_player spec)")
+    imitate_epochs: int = arg(8, "passes over the imitation data")
+    imitate_temperature: float = arg(0.0,
+                                     "> 0: the actor learns softmax(the expert's mean counters of each card searched / "
+                                     "this), not only the card it chose (pimc gives its values)")
+    imitate_lr: float = arg(1e-3, "Adam learning rate of the imitation")
+    imitate_workers: int = arg(2, "forked processes playing the imitation deals (the data do not change)")
+    deals_per_episode: int = arg(1, "deals in one episode (K > 1: a session with board and balances carried)")
+    total_timesteps: int = arg(0,
+                               "PPO learner decisions to train for after the imitation (forced cards and lone legal "
+                               "leads are not decisions); 0 = none, the default recipe")
+    n_envs: int = arg(0,
+                      "environments (learner seats) stepped together; 0 = the --vec-env's own: 512 for batch, 8 for "
+                      "dummy and subproc")
+    vec_env: str = arg("batch",
+                       "batch: every env in one BatchVecEnv on the batch engine, opponents vectorised (fastest); "
+                       "dummy: copies of the Gymnasium view in this process; subproc: one worker process per env")
+    net_arch: str = arg("128,128", "hidden layer widths of the policy and of the value network")
+    activation: str = arg("tanh", "hidden activation: tanh or relu")
+    actor: str = arg("suits",
+                     "the policy network: mlp (--net-arch) or suits (one network shared by the four suits, scoring "
+                     "each suit's 13 ranks: popejoan_env.players.suits; widths --actor-arch)")
+    actor_arch: str = arg("64,128,128",
+                          "widths of a suits actor: the context layer, then the suit network's hidden layers")
+    oracle_critic: bool = arg(False,
+                              "the value network also reads every hand and the dead hand "
+                              "(batch_observation.hidden_batch) while the policy reads only its observation; needs "
+                              "--vec-env batch")
+    learning_rate: float = arg(3e-4, "Adam learning rate")
+    anneal_lr: bool = arg(True, "decay the learning rate linearly to 0 over the run")
+    n_steps: int = arg(0,
+                       "steps per environment per rollout; 0 = 4096 / n_envs, so a rollout of 4096 steps whatever the "
+                       "number of envs")
+    batch_size: int = arg(512, "minibatch size of the PPO update")
+    n_epochs: int = arg(10, "passes over each rollout")
+    gamma: float = arg(1.0, "discount; an episode is a handful of decisions and every counter counts the same, so 1.0")
+    gae_lambda: float = arg(0.95, "GAE lambda")
+    clip_range: float = arg(0.2, "PPO clipping")
+    ent_coef: float = arg(0.01, "entropy bonus")
+    vf_coef: float = arg(0.5, "value-loss weight")
+    max_grad_norm: float = arg(0.5, "gradient clipping")
+    reward_scale: float = arg(0.1, "rewards are counters times this (counters per deal run to tens)")
+    balance_range: str = arg("-24,72",
+                             "each seat's starting balance is drawn from this range (the tournament starts deals at 0, "
+                             "sessions at 48): balances do not change play, and the network should learn that")
+    snapshot_interval: int = arg(100_000, "steps between self-play snapshots added to the opponents' 'self' pool")
+    max_snapshots: int = arg(5, "snapshots kept in the 'self' pool (the oldest leave)")
+    eval_interval: int = arg(250_000, "steps between evaluations (0 = only the final one)")
+    eval_deals: int = arg(200, "duplicate deals per opponent in a periodic evaluation")
+    eval_opponents: str = arg("stops_first,pool_hunter",
+                              "scripted players to evaluate against periodically (comma list); evaluations use the "
+                              "first table size of --players and the first --preset; they make the learning curve "
+                              "(learning_curve.png)")
+    final_eval_deals: int = arg(300, "duplicate deals per opponent in the final evaluation (0 = skip)")
+    final_eval_opponents: str = arg("random,lowest,stops_first,pool_hunter,pimc",
+                                    "scripted players of the final evaluation (comma list)")
+    checkpoint_interval: int = arg(500_000, "steps between checkpoints in <run>/checkpoints/ (0 = none)")
+    torch_threads: int = arg(1,
+                             "torch CPU threads (0 = torch's default); 1 because on 2 cores 2 threads were ~10% faster "
+                             "only on a quiet machine and 4-10x slower as soon as anything else ran (88-97 against "
+                             "409-890 learner steps/s)")
+    validate_args: bool = arg(False,
+                              "torch.distributions argument checks; off is ~14% faster and the masks already keep "
+                              "actions legal")
+    progress: bool = arg(True, "show a progress bar")
+    tensorboard: bool = arg(True, "write TensorBoard logs to <run>/tb")
+    quick: bool = arg(False,
+                      "a first run of about a minute: the imitation of 3,000 pimc deals, evaluations of 100 deals, the final "
+                      "one against random, stops_first and pimc, in <output-dir>/quick (flags given with it win)")
+
+
+QUICK = {"run_name": "quick", "imitate_deals": 3_000, "eval_deals": 100, "final_eval_deals": 100,
+         "final_eval_opponents": "random,stops_first,pimc"}
+"""What ``--quick`` changes: the fields still at their default take these values."""
+
+
+def apply_quick(args: Args) -> Args:
+    """``args`` with ``--quick``'s values in the fields the command line left at their default."""
+    if not args.quick:
+        return args
+    defaults = Args()
+    return dataclasses.replace(args, **{k: v for k, v in QUICK.items() if getattr(args, k) == getattr(defaults, k)})
+
+
+# ---------------------------------------------------------------------- checking the flags
+@dataclasses.dataclass(frozen=True)
+class Setup:
+    """What the flags mean once checked: the rules, table sizes, network widths, starting balances, self-play."""
+
+    presets: list[Rules]
+    table_sizes: list[int]
+    net_arch: list[int]
+    actor_arch: list[int]
+    balance_range: list[int] | None
+    uses_self: bool
+    n_envs: int
+    n_steps: int
+
+    @property
+    def rules(self) -> Rules:
+        """The rules PPO and the evaluations play: the first preset."""
+        return self.presets[0]
+
+
+def _ints(text: str) -> list[int]:
+    """The integers of a comma list (``checks.split_list``); a ValueError names the first that is not one."""
+    return [int(x) for x in split_list(text)]
+
+
+def check_args(args: Args) -> Setup:
+    """Check every flag that can be wrong (a PopeJoanError says which), before anything is written."""
+    check_run_name(args.run_name)
+    presets = [Rules.preset(preset) for preset in split_list(args.preset)]
+    if not presets or len({rules.name for rules in presets}) < len(presets):
+        raise PopeJoanError(f"--preset takes one preset or a comma list of different ones, got {args.preset!r}")
+    if len(presets) > 1 and (args.total_timesteps or not args.imitate_deals):
+        raise PopeJoanError(f"--preset {args.preset} (several presets) is for the imitation alone: PPO's "
+                            f"environments play one preset, so give --total-timesteps 0 and --imitate-deals > 0 "
+                            f"(got {args.total_timesteps} and {args.imitate_deals})")
+    try:
+        table_sizes, net_arch, actor_arch = _ints(args.players), _ints(args.net_arch), _ints(args.actor_arch)
+        balance_range = _ints(args.balance_range) or None
+    except ValueError as err:
+        raise PopeJoanError(f"--players, --net-arch, --actor-arch and --balance-range take comma lists of integers: "
+                            f"{err}") from None
+    if balance_range is not None and (len(balance_range) != 2 or balance_range[0] > balance_range[1]):
+        raise PopeJoanError(f"--balance-range must be LOW,HIGH with LOW <= HIGH, got {args.balance_range!r}")
+    for n in table_sizes:
+        check_players(n)
+    mix = parse_mix(args.opponents)
+    for name, _ in mix:
+        if name != SELF:
+            make_player(name)  # an unknown opponent is refused before anything is written
+    if args.activation not in ("tanh", "relu") or args.vec_env not in VEC_ENVS or not net_arch:
+        raise PopeJoanError(f"--activation must be tanh or relu, --vec-env one of {', '.join(VEC_ENVS)}, "
+                            f"--net-arch non-empty; got {args.activation!r}, {args.vec_env!r}, {args.net_arch!r}")
+    if args.actor not in ("mlp", suits.ARCHITECTURE) or len(actor_arch) < 2 or min(actor_arch) < 1:
+        raise PopeJoanError(f"--actor must be mlp or suits and --actor-arch at least 2 positive widths, "
+                            f"got {args.actor!r} and {args.actor_arch!r}")
+    if args.imitate_deals < 0 or args.imitate_epochs < 1 or args.imitate_workers < 1:
+        raise PopeJoanError(f"--imitate-deals must be >= 0, --imitate-epochs and --imitate-workers >= 1; got "
+                            f"{args.imitate_deals}, {args.imitate_epochs}, {args.imitate_workers}")
+    if args.imitate_deals and args.oracle_critic:
+        raise PopeJoanError("--imitate-deals and --oracle-critic do not combine: the imitation data hold "
+                            "observations only, not the hidden hands the oracle critic reads")
+    make_player(args.imitate_player)  # an unknown player is refused before anything is written
+    if args.oracle_critic and args.vec_env != "batch":
+        raise PopeJoanError(f"--oracle-critic needs --vec-env batch (the hands come from the batch engine), "
+                            f"got --vec-env {args.vec_env}")
+    if args.n_envs < 0 or args.n_steps < 0:
+        raise PopeJoanError(f"--n-envs and --n-steps must be positive (0 = the default), "
+                            f"got {args.n_envs} and {args.n_steps}")
+    n_envs = args.n_envs or VEC_ENVS[args.vec_env]
+    n_steps = args.n_steps or max(1, ROLLOUT // n_envs)
+    return Setup(presets, table_sizes, net_arch, actor_arch, balance_range,
+                 uses_self=any(name == SELF for name, _ in mix), n_envs=n_envs, n_steps=n_steps)
+
+
+def clear_run(run_dir: str) -> None:
+    """Remove what an earlier run of the same name wrote (model, run.json, checkpoints, logs), nothing else."""
+    for pattern in ("model.zip", "run.json", "checkpoints/*.zip", "tb/events.out.tfevents.*"):
+        for path in glob.glob(os.path.join(run_dir, pattern)):
+            os.remove(path)
+
+
+def metadata(args: Args, setup: Setup, steps: int) -> dict[str, Any]:
+    """The metadata saved with a model (or snapshot) after ``steps`` learner steps."""
+    sizes = list(dict.fromkeys(setup.table_sizes))  # each size once, however often --players weights it
+    if args.actor == suits.ARCHITECTURE:
+        return model_metadata(setup.presets, sizes, setup.actor_arch, args.activation, timesteps=steps,
+                              run_name=args.run_name, seed=args.seed, opponents=args.opponents,
+                              architecture=suits.ARCHITECTURE, critic_arch=setup.net_arch)
+    return model_metadata(setup.presets, sizes, setup.net_arch, args.activation, timesteps=steps,
+                          run_name=args.run_name, seed=args.seed, opponents=args.opponents)
+
+
+def current_policy(model: MaskablePPO, args: Args, setup: Setup, steps: int) -> Any:
+    """The learner's network now, as a numpy policy for the tournament."""
+    return policy_from_state(model.policy.state_dict(), metadata(args, setup, steps))
+
+
+# ---------------------------------------------------------------------- during training
+class Callback(BaseCallback):
+    """Progress bar, charts, self-play snapshots, checkpoints and periodic evaluations."""
+
+    def __init__(self, args: Args, setup: Setup, ckpt_dir: str, eval_seed: int) -> None:
+        super().__init__()
+        self.args, self.setup, self.ckpt_dir, self.eval_seed = args, setup, ckpt_dir, eval_seed
+        self.evals: list[dict[str, Any]] = []
+        """Each periodic evaluation: its step and its results."""
+        self.eval_seconds = 0.0
+        """Wall time spent in periodic evaluations (not training)."""
+        self.before_seconds = 0.0
+        """Seconds of training before PPO (the imitation), counted in the learning curve's time."""
+        self.first_eval_seconds = 0.0
+        """Seconds of the evaluations during the imitation, before PPO."""
+
+    def _init_callback(self) -> None:
+        args = self.args
+        self.bar = None
+        if args.progress:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=args.total_timesteps, unit="step", dynamic_ncols=True, smoothing=0.05,
+                            mininterval=1.0)
+        self.next_snap = args.snapshot_interval
+        self.next_eval = args.eval_interval or args.total_timesteps * 10
+        self.started = time.perf_counter()
+        self.next_ckpt = args.checkpoint_interval or args.total_timesteps * 10
+        self.last_eval = ""
+
+    def _on_step(self) -> bool:
+        args, n = self.args, self.num_timesteps
+        if self.bar is not None and self.bar.n < args.total_timesteps:
+            # the last rollout may overshoot the total; the bar stops at it
+            self.bar.update(min(self.training_env.num_envs, args.total_timesteps - self.bar.n))
+        if self.setup.uses_self and n >= self.next_snap:
+            self.next_snap += args.snapshot_interval
+            path = save_model(self.model, os.path.join(self.ckpt_dir, f"snapshot_{n:07d}.zip"),
+                              metadata(args, self.setup, n))
+            self.training_env.env_method("add_snapshot", path)
+        if n >= self.next_ckpt:
+            self.next_ckpt += args.checkpoint_interval
+            save_model(self.model, os.path.join(self.ckpt_dir, f"step_{n:07d}.zip"), metadata(args, self.setup, n))
+        if n >= self.next_eval:
+            self.next_eval += args.eval_interval
+            t0 = time.perf_counter()
+            trained = t0 - self.started - self.eval_seconds  # seconds of training so far, evaluations left out
+            rows = self.record_eval(self.model, n, trained + self.before_seconds)
+            self.eval_seconds += time.perf_counter() - t0
+            for name, r in rows.items():
+                self.logger.record(f"eval/{name}/model_counters_per_deal", r["model_mean"])
+                self.logger.record(f"eval/{name}/model_minus_opponent", r["diff_mean"])
+        return True
+
+    def record_eval(self, model: MaskablePPO, n: int, trained: float) -> dict[str, dict[str, Any]]:
+        """Evaluate the network now (after ``n`` PPO steps and ``trained`` seconds of training); kept for the
+        learning curve."""
+        args = self.args
+        rows = evaluate(current_policy(model, args, self.setup, n), split_list(args.eval_opponents),
+                        args.eval_deals, self.eval_seed, self.setup.rules, self.setup.table_sizes[0])
+        self.evals.append({"timesteps": n, "train_seconds": round(trained, 1), "results": rows})
+        self.last_eval = " ".join(f"model-{k} {r['diff_mean']:+.2f}" for k, r in rows.items())
+        return rows
+
+    def _on_rollout_end(self) -> None:
+        buf = self.model.ep_info_buffer
+        if buf:
+            counters = float(np.mean([e["counters"] for e in buf]))
+            self.logger.record("charts/counters_per_episode", counters)
+            if self.bar is not None:
+                post = f"counters/ep {counters:+.2f}"
+                self.bar.set_postfix_str(post + (f" | eval {self.last_eval}" if self.last_eval else ""))
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _clean_name(key: str) -> str:
+    """SB3 logger keys -> CleanRL's TensorBoard names."""
+    if key.startswith("train/"):
+        return "losses/" + key[len("train/"):]
+    return {"rollout/ep_rew_mean": "charts/episodic_return", "rollout/ep_len_mean": "charts/episodic_length",
+            "time/fps": "charts/SPS"}.get(key, key)
+
+
+class CleanRLBoard(TensorBoardOutputFormat):
+    """TensorBoard output with CleanRL's key names (charts/..., losses/...)."""
+
+    def write(self, key_values: dict[str, Any], key_excluded: dict[str, Any], step: int = 0) -> None:
+        """Write SB3's values under CleanRL's names."""
+        kv = {_clean_name(k): v for k, v in key_values.items()}
+        ex = {_clean_name(k): v for k, v in key_excluded.items()}
+        super().write(kv, ex, step)
+
+
+# ---------------------------------------------------------------------- the imitation
+def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback) -> dict[str, Any]:
+    """The imitation before PPO: the expert's games, the policy and critic trained on them, an evaluation
+    (the learning curve's first point); what ``run.json`` records of it."""
+    t0 = time.perf_counter()
+    print(f"imitation: {args.imitate_deals:,} deals of {args.imitate_player} at every seat, "
+          f"{args.imitate_workers} worker(s)", flush=True)
+    games = expert_games(args.imitate_player, tables_of(setup.presets, setup.table_sizes), args.imitate_deals,
+                         args.seed + 20_000, setup.balance_range, args.reward_scale, args.imitate_workers)
+
+    def after_epoch(epoch: int) -> None:  # the learning curve's points during the imitation
+        if args.eval_interval:
+            t1 = time.perf_counter()
+            callback.record_eval(model, 0, t1 - t0 - callback.first_eval_seconds)
+            callback.evals[-1]["imitation_epoch"] = epoch
+            callback.first_eval_seconds += time.perf_counter() - t1
+            print(f"imitation epoch {epoch}: {callback.last_eval}", flush=True)
+
+    after_epoch(0)  # the network before it learns anything
+    history = imitate(model.policy, games, args.imitate_epochs, args.imitate_lr, args.batch_size, args.seed,
+                      temperature=args.imitate_temperature, after_epoch=after_epoch)
+    callback.before_seconds = time.perf_counter() - t0 - callback.first_eval_seconds
+    print(f"imitation: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
+          f"{callback.before_seconds - games.seconds:.0f} s; held-out agreement with {args.imitate_player} "
+          f"{history[-1]['held_out_agreement']:.1%}", flush=True)
+    return {"deals": args.imitate_deals, "decisions": int(len(games.action)), "player": args.imitate_player,
+            "games_seconds": round(games.seconds, 1), "seconds": round(callback.before_seconds, 1),
+            "epochs": history}
+
+
+# ---------------------------------------------------------------------- main
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Train, evaluate, save; returns the run summary written to run.json."""
+    args = apply_quick(parse_flags(Args, argv, __doc__.split("\n\n")[0]))
+    setup = check_args(args)  # every flag that can be wrong is checked before anything is written
+    run_dir = make_run_dir(args.output_dir, args.run_name)
+    ckpt_dir = os.path.join(run_dir, "checkpoints")
+    clear_run(run_dir)
+    os.makedirs(ckpt_dir, exist_ok=True)
+    torch.distributions.Distribution.set_default_validate_args(args.validate_args)  # off: ~14% faster (MEASURED.md)
+    set_torch_threads(args.torch_threads)
+
+    # ---------------------------------------------------------------- seeding
+    # One place: the env seeds (batch: every stream of the BatchVecEnv from the seed; dummy/subproc: env i
+    # gets seed + i and seeds its opponents), PPO's own seed (python random, numpy, torch via
+    # set_random_seed, which seeds the envs again with the same seed), eval seeds.
+    torch.manual_seed(args.seed)
+    env_seed = args.seed
+    ppo_seed = args.seed
+    eval_seed = args.seed + 10_000
+    # ---------------------------------------------------------------- seeding
+
+    # the envs: BatchVecEnv (batch) or copies of PopeJoanGymEnv (dummy, subproc)
+    env_kwargs = dict(players=setup.table_sizes, rules=setup.rules, opponents=args.opponents,
+                      max_snapshots=args.max_snapshots, deals=args.deals_per_episode, reward_scale=args.reward_scale,
+                      balance_range=setup.balance_range)
+    if args.vec_env == "batch":
+        # PPO reads terminal observations only for truncated episodes, and no episode here is truncated.
+        vec = make_batch_vec_env(setup.n_envs, env_seed, terminal_observation=False, oracle=args.oracle_critic,
+                                 **env_kwargs)
+    else:
+        vec = make_vec_env(setup.n_envs, env_seed, args.vec_env, **env_kwargs)
+
+    # the model: MaskablePPO with the flags' network, schedule and PPO settings, on CPU
+    lr: Any = args.learning_rate
+    if args.anneal_lr:
+        rate = float(args.learning_rate)  # a float, not the Args: the schedule is pickled into the model file
+        lr = lambda progress: rate * progress  # noqa: E731  (progress goes 1 -> 0)
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
+    policy: Any = OraclePolicy if args.oracle_critic else "MlpPolicy"
+    policy_kwargs: dict[str, Any] = dict(net_arch=dict(pi=setup.net_arch, vf=setup.net_arch), activation_fn=activation)
+    if args.actor == suits.ARCHITECTURE:
+        policy = SuitsPolicy
+        policy_kwargs.update(actor_arch=setup.actor_arch, activation=args.activation)
+    model = MaskablePPO(
+        policy, vec, learning_rate=lr, n_steps=setup.n_steps, batch_size=args.batch_size,
+        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
+        ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
+        policy_kwargs=policy_kwargs,
+        seed=ppo_seed, device="cpu", verbose=0,
+        stats_window_size=2000,  # counters per deal are noisy (sd ~10): average many episodes for the charts
+    )
+
+    # the imitation, then PPO
+    callback = Callback(args, setup, ckpt_dir, eval_seed)
+    imitated = warm_start(model, args, setup, callback) if args.imitate_deals else None
+    if setup.uses_self:  # the 'self' share needs a snapshot before the first reset: the untrained network
+        first = save_model(model, os.path.join(ckpt_dir, "snapshot_0000000.zip"), metadata(args, setup, 0))
+        vec.env_method("add_snapshot", first)
+    if args.tensorboard:
+        model.set_logger(Logger(os.path.join(run_dir, "tb"), [CleanRLBoard(os.path.join(run_dir, "tb"))]))
+
+    print(f"training {args.run_name}: {args.preset}, players {setup.table_sizes}, opponents {args.opponents}, "
+          f"{args.total_timesteps:,} steps, {setup.n_envs} {args.vec_env} envs x {setup.n_steps} steps a rollout, "
+          f"obs {OBS_SIZE} (v{OBS_VERSION})"
+          + (", the critic also reads the hidden hands" if args.oracle_critic else ""), flush=True)
+    t_start = time.perf_counter()
+    model.learn(total_timesteps=args.total_timesteps, callback=CallbackList([callback]))
+    wall = time.perf_counter() - t_start
+    steps = int(model.num_timesteps)
+    train_time = wall - callback.eval_seconds + callback.before_seconds  # the imitation is training too
+
+    # saving, the final evaluation, run.json
+    model_path = save_model(model, os.path.join(run_dir, "model.zip"), metadata(args, setup, steps))
+    vec.close()
+    final: dict[str, Any] = {}
+    final_time = 0.0
+    if args.final_eval_deals > 0:
+        print(f"final evaluation: {args.final_eval_deals} duplicate deals against each of "
+              f"{args.final_eval_opponents}", flush=True)
+        t0 = time.perf_counter()
+        final = evaluate(current_policy(model, args, setup, steps), split_list(args.final_eval_opponents),
+                         args.final_eval_deals, eval_seed, setup.rules, setup.table_sizes[0], progress=args.progress)
+        final_time = time.perf_counter() - t0
+
+    seconds = {"train": train_time, "imitation": callback.before_seconds,
+               "periodic_eval": callback.eval_seconds + callback.first_eval_seconds, "final_eval": final_time}
+    summary: dict[str, Any] = {
+        "run_name": args.run_name,
+        "command": command("train_ppo.py", argv),
+        "args": dataclasses.asdict(args),
+        "rules": rules_field(setup.presets),
+        "obs_version": OBS_VERSION,
+        "obs_size": OBS_SIZE,
+        "package_version": __version__,
+        "seed": args.seed,
+        "envs": {"vec_env": args.vec_env, "n_envs": setup.n_envs, "n_steps": setup.n_steps},
+        "timesteps": steps,
+        "wall_seconds": {k: round(v, 1) for k, v in seconds.items()},
+        "learner_steps_per_s": round(steps / max(seconds["train"] - seconds["imitation"], 1e-9), 1),
+        "evaluations": callback.evals,
+        "final_evaluation": final,
+        "model": os.path.relpath(model_path, run_dir),
+        "versions": {"python": platform.python_version(), "torch": torch.__version__,
+                     "stable_baselines3": stable_baselines3.__version__, "sb3_contrib": sb3_contrib.__version__,
+                     "numpy": np.__version__},
+    }
+    if imitated is not None:
+        summary["imitation"] = imitated
+    if callback.evals or final:
+        deals = f"{args.eval_deals} duplicate deals a point" + (f", the last {args.final_eval_deals}" if final else "")
+        title = f"{args.run_name}: {setup.rules.name}, {setup.table_sizes[0]} seats, {deals}"
+        curve = write_learning_curve(os.path.join(run_dir, "learning_curve.png"), title, callback.evals, final,
+                                     train_time)
+        summary["learning_curve"] = os.path.relpath(curve, run_dir)
+    write_run_json(run_dir, summary)
+    done = f"{steps:,} PPO learner steps ({summary['learner_steps_per_s']:,.0f}/s)"
+    if imitated is not None:
+        done = f"the imitation of {imitated['decisions']:,} {args.imitate_player} decisions and " + done
+    print(f"\n{done} in {train_time:.0f} s of training; model: {model_path}")
+    if final:
+        print(f"\nagainst the scripted players ({args.final_eval_deals} duplicate deals each, "
+              f"{setup.table_sizes[0]} players, counters per deal, 95% CI):")
+        print(format_eval(final))
+    return summary
+
+
+def run(argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run the command on ``argv`` (default ``sys.argv[1:]``) as ``prog``; the exit status."""
+    return run_script(main, argv, prog)
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(prog="popejoan train"))

@@ -1,0 +1,327 @@
+"""Self-play PPO for Pope Joan on Ray RLlib (new API stack): one shared policy at every seat, 3 to 8 seats at once.
+
+    python training/train_rllib.py                                  # local Ray on this machine's cores, 4 seats
+    python training/train_rllib.py --players 3,4,5,6,7,8 --snapshots 3 --total-timesteps 3000000
+    python training/train_rllib.py --address auto --num-env-runners 16   # join a running Ray cluster
+    python training/train_rllib.py --help                           # every knob, with its help text
+
+The env is the PettingZoo AEC env through RLlib's ``PettingZooEnv``, one per
+table size, behind ``popejoan_env.envs.rllib_env.MixedTablesEnv`` (a table size
+drawn per episode).  Every seat is an agent; they all map to the module
+``main`` (self-play, parameter sharing), except that with ``--snapshots K``
+each seat but one of an episode plays, with probability
+``--snapshot-prob``, one of K frozen copies of ``main``, refreshed in turn
+every ``--snapshot-interval`` iterations (they start as copies of the
+initial network).  Only ``main`` is trained, on the decisions it made.  The
+module is ``MaskedPolicyModule``: masked logits, its own critic.  Every seat's
+reward (counters × ``--reward-scale``) reaches that seat.
+
+Written to ``<output-dir>/<run-name>/``: ``model.zip`` (the policy as a
+``popejoan-model/1`` file, so ``make_player`` and ``training/benchmark.py``
+load it like a MaskablePPO model), ``run.json`` (flags, throughput,
+evaluation), RLlib checkpoints in ``checkpoints/`` (``--restore`` resumes
+from one), TensorBoard logs in ``tb/``.  Bad flags: one line and exit 2.
+RLlib's sampling is asynchronous across env runners, so a run is seeded
+(``--seed``: the network, the deals of every env) but not bit-reproducible.
+What the training scripts share (flags, evaluation, ``run.json``) is in
+``training/training_common.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import platform
+import time
+from typing import Any
+
+from popejoan_env import __version__
+from popejoan_env.checks import split_list
+from popejoan_env.cluster import check_address, connected, import_ray
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.players import make_player
+from popejoan_env.rules import Rules, check_players
+
+from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir, parse_flags,
+                             run_script, set_torch_threads, write_run_json)
+
+
+@dataclasses.dataclass
+class Args:
+    """The flags of train_rllib.py: each field's help text is its --help (``lambda_`` is ``--lambda``)."""
+
+    run_name: str = arg("rllib_modern_4p", "name of the run: everything goes to <output-dir>/<run-name>/")
+    output_dir: str = arg("models", "directory holding one sub-directory per run")
+    seed: int = arg(1, "seed of the network's initialisation and of every env's deals (not bit-reproducible: "
+                       "sampling is asynchronous)")
+    preset: str = arg("modern", "rules preset: modern or victorian")
+    players: str = arg("4", "table size, or a comma list such as 3,4,5,6,7,8: each episode draws one")
+    total_timesteps: int = arg(1_000_000, "env steps to train for (one step = one seat's lead; forced cards are "
+                                          "played by the env); with --restore, the checkpoint's steps count too "
+                                          "(at least one iteration runs)")
+    max_seconds: float = arg(0.0, "stop after this many seconds of training, whatever the steps (0: no limit)")
+    address: str = arg("", "Ray cluster to join ('auto', 'ray://host:10001', 'host:6379'); empty: start a local Ray")
+    num_cpus: int = arg(0, "CPUs of the local Ray (0: all of this machine's); ignored with --address")
+    num_env_runners: int = arg(2, "Ray actors sampling episodes, one CPU each (0: sample in the driver between "
+                                   "updates); on this 2-core machine 2 runners sample 1.9x faster than the driver")
+    num_envs_per_env_runner: int = arg(64, "envs each env runner (or the driver) steps together: one batched "
+                                           "forward per step")
+    num_learners: int = arg(0, "remote learner actors (0: update in the driver); several train data-parallel, "
+                               "each on its share of the batch")
+    num_gpus_per_learner: float = arg(0.0, "GPUs per learner (a cluster with GPUs; this machine has none)")
+    rollout_fragment_length: int = arg(0, "steps per env per sample call (0: RLlib's 'auto', from the batch size)")
+    train_batch_size: int = arg(4096, "env steps per PPO update and learner (--num-learners N: N times this)")
+    minibatch_size: int = arg(512, "minibatch size of the PPO update")
+    num_epochs: int = arg(10, "passes over each batch")
+    learning_rate: float = arg(3e-4, "Adam learning rate")
+    gamma: float = arg(1.0, "discount (an episode is a handful of decisions; every counter counts the same)")
+    lambda_: float = arg(0.95, "GAE lambda")
+    clip_param: float = arg(0.2, "PPO clipping")
+    entropy_coeff: float = arg(0.01, "entropy bonus")
+    vf_loss_coeff: float = arg(0.5, "value-loss weight")
+    grad_clip: float = arg(0.5, "gradient clipping (global norm)")
+    reward_scale: float = arg(0.1, "rewards are counters times this")
+    net_arch: str = arg("128,128", "hidden layer widths of the actor and of the critic")
+    activation: str = arg("tanh", "hidden activation: tanh or relu")
+    snapshots: int = arg(2, "frozen copies of the policy used as opponents (0: pure self-play)")
+    snapshot_prob: float = arg(0.25, "chance that a seat (never all of them) plays a snapshot in an episode")
+    snapshot_interval: int = arg(5, "iterations between snapshot refreshes (the oldest copy is replaced)")
+    checkpoint_interval: int = arg(20, "iterations between RLlib checkpoints (0: only the last)")
+    restore: str = arg("", "an RLlib checkpoint directory to resume from (the flags must build the same setup)")
+    torch_threads: int = arg(1, "torch threads in the learner and in every env runner (1 is fastest on 2 cores)")
+    tensorboard: bool = arg(True, "write TensorBoard logs to <run>/tb")
+    eval_deals: int = arg(200, "duplicate deals against each evaluation opponent at the end (0: none)")
+    eval_opponents: str = arg("stops_first,pool_hunter", "scripted players to evaluate against (comma list)")
+
+
+def table_sizes(args: Args) -> list[int]:
+    """The table sizes of ``--players``."""
+    try:
+        sizes = [int(x) for x in split_list(args.players)]
+    except ValueError:
+        raise PopeJoanError(f"--players must be a table size or a comma list of them, got {args.players!r}") from None
+    if not sizes:
+        raise PopeJoanError("--players names no table size")
+    for n in sizes:
+        check_players(n)
+    return sizes
+
+
+def net_arch(args: Args) -> list[int]:
+    """The hidden widths of ``--net-arch``."""
+    try:
+        widths = [int(x) for x in split_list(args.net_arch)]
+    except ValueError:
+        widths = []
+    if not widths or min(widths) < 1:
+        raise PopeJoanError(f"--net-arch must be a comma list of positive widths, got {args.net_arch!r}")
+    return widths
+
+
+def check_args(args: Args) -> None:
+    """Refuse every flag that cannot work (a PopeJoanError naming it), before Ray starts."""
+    check_run_name(args.run_name)
+    Rules.preset(args.preset)
+    check_address(args.address or None)
+    table_sizes(args)
+    net_arch(args)
+    if args.activation not in ("tanh", "relu"):
+        raise PopeJoanError(f"--activation must be tanh or relu, got {args.activation!r}")
+    for name in ("total_timesteps", "num_envs_per_env_runner", "train_batch_size", "minibatch_size", "num_epochs",
+                 "snapshot_interval", "torch_threads"):
+        if getattr(args, name) < 1:
+            raise PopeJoanError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.num_gpus_per_learner < 0:
+        raise PopeJoanError(f"--num-gpus-per-learner must be 0 or more, got {args.num_gpus_per_learner}")
+    for name in ("num_cpus", "num_env_runners", "num_learners", "rollout_fragment_length", "snapshots",
+                 "checkpoint_interval"):
+        if getattr(args, name) < 0:
+            raise PopeJoanError(f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}")
+    if args.minibatch_size > args.train_batch_size:
+        raise PopeJoanError(f"--minibatch-size {args.minibatch_size} is larger than --train-batch-size "
+                            f"{args.train_batch_size}")
+    if not 0.0 <= args.snapshot_prob < 1.0:
+        raise PopeJoanError(f"--snapshot-prob must be in [0, 1), got {args.snapshot_prob}")
+    if args.max_seconds < 0:
+        raise PopeJoanError(f"--max-seconds must be 0 (no limit) or more, got {args.max_seconds}")
+    if args.learning_rate <= 0 or args.reward_scale <= 0 or not 0 < args.gamma <= 1 or not 0 <= args.lambda_ <= 1:
+        raise PopeJoanError("--learning-rate and --reward-scale must be positive, --gamma in (0, 1], "
+                            "--lambda in [0, 1]")
+    if args.eval_deals == 1 or args.eval_deals < 0:
+        raise PopeJoanError(f"--eval-deals must be 0 or at least 2, got {args.eval_deals}")
+    for name in split_list(args.eval_opponents):
+        make_player(name)
+    if args.restore and not os.path.isdir(args.restore):
+        raise PopeJoanError(f"--restore {args.restore!r} is not a checkpoint directory")
+
+
+# ---------------------------------------------------------------------- building RLlib's config
+def build_config(args: Args) -> Any:
+    """The ``PPOConfig`` of a run."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from popejoan_env.envs.rllib_env import MixedTablesEnv
+    from popejoan_env.envs.rllib_policy import MaskedPolicyModule, SeatModules, TorchThreads, module_ids
+
+    model_config = {"net_arch": net_arch(args), "activation": args.activation}
+    modules = module_ids(args.snapshots)
+    config = (
+        PPOConfig()
+        .environment(MixedTablesEnv, env_config={
+            "table_sizes": table_sizes(args), "rules": Rules.preset(args.preset).to_dict(),
+            "reward_scale": args.reward_scale, "seed": args.seed,
+        }, disable_env_checking=True)  # RLlib's check steps one unmasked random card: an illegal move
+        .framework("torch")
+        .env_runners(
+            num_env_runners=args.num_env_runners,
+            num_envs_per_env_runner=args.num_envs_per_env_runner,
+            rollout_fragment_length=args.rollout_fragment_length or "auto",
+            num_cpus_per_env_runner=1,
+        )
+        .learners(num_learners=args.num_learners, num_gpus_per_learner=args.num_gpus_per_learner)
+        .multi_agent(policies=set(modules), policy_mapping_fn=SeatModules(args.snapshots, args.snapshot_prob),
+                     policies_to_train=["main"])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
+            m: RLModuleSpec(module_class=MaskedPolicyModule, model_config=model_config) for m in modules
+        }))
+        .training(
+            train_batch_size_per_learner=args.train_batch_size, minibatch_size=args.minibatch_size,
+            num_epochs=args.num_epochs, lr=args.learning_rate, gamma=args.gamma, lambda_=args.lambda_,
+            clip_param=args.clip_param, entropy_coeff=args.entropy_coeff, vf_loss_coeff=args.vf_loss_coeff,
+            grad_clip=args.grad_clip, grad_clip_by="global_norm",
+        )
+        .callbacks(functools.partial(TorchThreads, threads=args.torch_threads))
+        .debugging(seed=args.seed)
+    )
+    return config
+
+
+def copy_module(algo: Any, source: str, target: str) -> None:
+    """Copy the weights of module ``source`` into ``target``, in the learner and in every env runner."""
+    state = algo.learner_group.get_weights([source])[source]
+    algo.set_state({"learner_group": {"learner": {"rl_module": {target: state}}}})
+    algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, policies=[target],
+                                       inference_only=True)
+
+
+def _metric(result: dict[str, Any], *path: str) -> float | None:
+    """A number deep in an RLlib result dict, or None."""
+    value: Any = result
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Train, checkpoint, export, evaluate; returns what run.json records."""
+    args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
+    check_args(args)  # every flag that cannot work is refused before Ray starts
+    import_ray()
+    start = time.perf_counter()
+    with connected(args.address or None, num_cpus=args.num_cpus or None):
+        # Ray first: a cluster out of reach writes nothing; then the run's directory, before any training.
+        run_dir = os.path.abspath(make_run_dir(args.output_dir, args.run_name))
+        ray_start = time.perf_counter() - start
+        return train(args, argv, run_dir, ray_start)
+
+
+def train(args: Args, argv: list[str] | None, run_dir: str, ray_start: float) -> dict[str, Any]:
+    """The run itself, on the Ray that ``main`` started or joined: the algorithm, the loop, saving, evaluation."""
+    import ray
+    import torch
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+
+    from popejoan_env.envs.rllib_policy import export_policy, module_ids
+
+    set_torch_threads(args.torch_threads)
+    algo = build_config(args).build_algo()
+    if args.restore:
+        algo.restore_from_path(os.path.abspath(args.restore))
+    for m in module_ids(args.snapshots)[1:]:
+        copy_module(algo, "main", m)  # the league starts as copies of the initial network
+    writer = None
+    if args.tensorboard:
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(os.path.join(run_dir, "tb"))
+    steps, iteration, history = 0, 0, []
+    train_start = time.perf_counter()
+    last_checkpoint = ""
+    limit = args.max_seconds or float("inf")  # --max-seconds 0: no limit
+    while steps < args.total_timesteps and time.perf_counter() - train_start < limit:
+        result = algo.train()
+        iteration += 1
+        steps = int(_metric(result, ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME) or steps)
+        elapsed = time.perf_counter() - train_start
+        row = {
+            "iteration": iteration, "env_steps": steps, "seconds": round(elapsed, 1),
+            "steps_per_s": round(steps / elapsed, 1),
+            "episode_return_mean": _metric(result, ENV_RUNNER_RESULTS, "episode_return_mean"),
+            "episode_len_mean": _metric(result, ENV_RUNNER_RESULTS, "episode_len_mean"),
+            "policy_loss": _metric(result, "learners", "main", "policy_loss"),
+            "vf_loss": _metric(result, "learners", "main", "vf_loss"),
+            "entropy": _metric(result, "learners", "main", "entropy"),
+            "mean_kl": _metric(result, "learners", "main", "mean_kl_loss"),
+        }
+        history.append(row)
+        print(f"iteration {iteration} env steps {steps:,} {row['steps_per_s']:,.0f} steps/s "
+              f"entropy {row['entropy'] or 0:.3f} vf_loss {row['vf_loss'] or 0:.4f}", flush=True)
+        if writer is not None:
+            for key, value in row.items():
+                if key not in ("iteration", "env_steps") and value is not None:
+                    writer.add_scalar(("charts/" if key in ("steps_per_s", "seconds", "episode_len_mean",
+                                                            "episode_return_mean") else "losses/") + key, value, steps)
+        if args.snapshots and iteration % args.snapshot_interval == 0:
+            slot = (iteration // args.snapshot_interval - 1) % args.snapshots
+            copy_module(algo, "main", f"snapshot_{slot}")
+        if args.checkpoint_interval and iteration % args.checkpoint_interval == 0:
+            last_checkpoint = algo.save_to_path(os.path.join(run_dir, "checkpoints", f"iter_{iteration:05d}"))
+    train_seconds = time.perf_counter() - train_start
+    final = os.path.join(run_dir, "checkpoints", f"iter_{iteration:05d}")
+    if last_checkpoint != final:
+        last_checkpoint = algo.save_to_path(final)
+    sizes = table_sizes(args)
+    weights = algo.learner_group.get_weights(["main"])["main"]  # the learner's, not an env runner's copy
+    model = export_policy(weights, os.path.join(run_dir, "model.zip"), Rules.preset(args.preset), sizes,
+                          net_arch(args), args.activation, timesteps=steps, seed=args.seed,
+                          ray_version=ray.__version__, run_name=args.run_name)
+    algo.stop()
+    if writer is not None:
+        writer.close()
+    print(f"\n{steps:,} env steps in {train_seconds:.0f} s ({steps / train_seconds:,.0f} steps/s, "
+          f"Ray started in {ray_start:.1f} s); model: {model}")
+    evaluation = {}
+    if args.eval_deals:  # the exported policy against each opponent at each table size; the deals' seed is --seed + 1
+        from popejoan_env.players.learned import load_policy
+
+        for seats in sorted(set(sizes)):
+            rows = evaluate(load_policy(model), split_list(args.eval_opponents), args.eval_deals, args.seed,
+                            args.preset, seats, name="rllib_ppo", deal_seed=args.seed + 1)
+            evaluation[str(seats)] = {name: {**row, "seats": seats} for name, row in rows.items()}
+            print(f"\n{seats} seats, {args.eval_deals} duplicate deals, counters per deal (95% CI):\n"
+                  + format_eval(rows), flush=True)
+    run = {
+        "args": dataclasses.asdict(args),
+        "command": command("train_rllib.py", argv),
+        "env_steps": steps, "iterations": iteration, "train_seconds": round(train_seconds, 1),
+        "steps_per_s": round(steps / train_seconds, 1), "ray_start_seconds": round(ray_start, 1),
+        "model": model, "checkpoint": last_checkpoint, "history": history, "evaluation": evaluation,
+        "versions": {"popejoan": __version__, "ray": ray.__version__, "torch": torch.__version__,
+                     "python": platform.python_version()},
+    }
+    write_run_json(run_dir, run)
+    return run
+
+
+def run(argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run the command on ``argv`` (default ``sys.argv[1:]``) as ``prog``; the exit status."""
+    return run_script(main, argv, prog)
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(prog="popejoan train-rllib"))  # Ray missing or out of reach: one line, exit 2
