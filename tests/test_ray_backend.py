@@ -7,7 +7,6 @@ subprocesses.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import socket
@@ -25,16 +24,12 @@ ray = pytest.importorskip("ray", reason="the ray backend needs Ray: pip install 
 
 from popejoan_env.__main__ import main as popejoan  # noqa: E402
 from popejoan_env.cluster import ClusterError, check_address, connected, map_tasks  # noqa: E402
+from popejoan_env.players import SHIPPED_MODEL  # noqa: E402
 from popejoan_env.tournament import TournamentResult, run_duplicate  # noqa: E402
+from popejoan_env.training import benchmark  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL = ROOT / "models" / "shipped" / "model.zip"
-sys.path.insert(0, str(ROOT / "training"))  # benchmark.py imports training_common, beside it
-_spec = importlib.util.spec_from_file_location("benchmark_cli", ROOT / "training" / "benchmark.py")
-assert _spec is not None and _spec.loader is not None
-benchmark = importlib.util.module_from_spec(_spec)
-sys.modules["benchmark_cli"] = benchmark  # its Args dataclass looks its module up
-_spec.loader.exec_module(benchmark)
+MODEL = Path(SHIPPED_MODEL)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -259,12 +254,12 @@ def test_without_ray_the_ray_backend_says_how_to_install_it(
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if it were not installed
     out = tmp_path / "x.jsonl"
     assert popejoan(["simulate", "--deals", "20", "--backend", "ray", "--out", str(out)]) == 2
-    _one_line(capsys.readouterr().err, "pip install -e '.[ray]'")
+    _one_line(capsys.readouterr().err, "pip install 'popejoan[ray]'")
     with pytest.raises(SystemExit) as exit_:
         benchmark.main(["--players", "random,lowest", "--deals", "2", "--backend", "ray", "--no-progress",
                         "--out", str(tmp_path / "out" / "x")])
     assert exit_.value.code == 2
-    _one_line(capsys.readouterr().err, "pip install -e '.[ray]'")
+    _one_line(capsys.readouterr().err, "pip install 'popejoan[ray]'")
     assert not out.exists() and not (tmp_path / "out").exists()
     assert popejoan(["simulate", "--deals", "20", "--quiet", "--out", str(out)]) == 0  # the local backend needs no Ray
 

@@ -18,6 +18,8 @@ from popejoan_env.rules import Rules
 from popejoan_env.seat_view import seat_view
 from popejoan_env.tournament import run_duplicate
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 from conftest import network_file
 
 ODD = dataclasses.replace(Rules.preset("modern"), ace_high=True)
@@ -82,7 +84,7 @@ def test_the_shipped_spec_takes_no_parameters_and_says_when_the_file_is_missing(
 
 
 def test_the_shipped_network_plays_every_table_size_and_both_presets() -> None:
-    assert os.path.isfile(SHIPPED_MODEL), "the shipped network is models/shipped/model.zip of the checkout"
+    assert os.path.isfile(SHIPPED_MODEL), "the shipped network is package data: popejoan_env/players/data/shipped.zip"
     assert os.path.getsize(SHIPPED_MODEL) < 5 * 2**20
     meta = read_metadata(SHIPPED_MODEL)
     assert sorted(meta["players"]) == [3, 4, 5, 6, 7, 8]
@@ -106,8 +108,8 @@ def test_the_shipped_network_beats_random(preset: str, seats: int) -> None:
 def test_round_one_is_kept_as_the_prior_of_round_twos_teacher() -> None:
     import json
 
-    shipped = os.path.dirname(SHIPPED_MODEL)
-    round1 = os.path.join(os.path.dirname(shipped), "round1", "model.zip")
+    shipped = os.path.join(ROOT, "models", "shipped")
+    round1 = os.path.join(ROOT, "models", "round1", "model.zip")
     run = json.load(open(os.path.join(shipped, "run.json")))
     assert run["imitation"]["player"] == "pimc_net:model=models/round1/model.zip"
     assert run["args"]["players"] == "4,4,3,5,6,7,8" and read_metadata(SHIPPED_MODEL)["players"] == [4, 3, 5, 6, 7, 8]
@@ -149,3 +151,11 @@ def test_every_result_file_a_model_card_names_is_in_the_checkout(card: str) -> N
     assert len(patterns) >= 6
     missing = [p for p in patterns if not glob.glob(os.path.join(ROOT, p))]
     assert not missing, f"{card} names result files that are not in the checkout: {missing}"
+
+
+def test_the_model_card_names_the_package_datas_file_by_its_sha256() -> None:
+    import hashlib
+
+    card = open(os.path.join(ROOT, "models", "shipped", "MODEL_CARD.md")).read()
+    sha = hashlib.sha256(open(SHIPPED_MODEL, "rb").read()).hexdigest()
+    assert f"sha256 `{sha}`" in card

@@ -7,7 +7,7 @@
 | ``stops_first`` | the traditional advice: runs it knows end in a stop, then the Pope, then its lowest cards |
 | ``pool_hunter`` | for the honours, Matrimony, Intrigue and the Pope, weighing what is staked |
 | ``pimc`` | search: samples the hidden cards, plays each lead out, picks the best on average |
-| ``shipped`` | the shipped network, ``models/shipped/model.zip`` of the checkout (every table size, both presets) |
+| ``shipped`` | the shipped network, package data (``players/data/shipped.zip``; every table size, both presets) |
 | ``pimc_net`` | ``pimc``'s search (128 worlds) with the shipped network's log-probabilities as a prior (``players/guided.py``) |
 
 ``make_player("pimc:samples=32", seed=1)`` builds one from a spec (a name,
@@ -82,7 +82,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
 
 
 def _shipped(spec: str, params: dict[str, int | float | str], seed: int | None) -> Player:
-    """The shipped network as a player (``models/shipped/model.zip``), refused with a reason when absent."""
+    """The shipped network as a player (package data), refused with a reason when absent."""
     if params:
         raise UnknownPlayerError(f"player {SHIPPED!r} takes no parameters, got {spec!r}")
     from popejoan_env.players.learned import load_player

@@ -8,14 +8,14 @@ from popejoan_env.players.base import UnknownPlayerError
 
 SHIPPED = "shipped"
 """The spec of the shipped network."""
-SHIPPED_MODEL = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                             "models", "shipped", "model.zip")
-"""Where ``make_player("shipped")`` reads it: ``models/shipped/model.zip`` beside the package."""
+SHIPPED_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "shipped.zip")
+"""Where ``make_player("shipped")`` reads it: package data, ``popejoan_env/players/data/shipped.zip`` (its card,
+run and benchmark files are ``models/shipped/`` of the repository)."""
 
 
 def shipped_model() -> str:
     """The path of the shipped network's file, or an ``UnknownPlayerError`` saying it is not installed."""
     if not os.path.isfile(SHIPPED_MODEL):
-        raise UnknownPlayerError(f"the shipped network is not installed: {SHIPPED_MODEL} is missing (it is in the "
-                                 "project's git checkout; install the package from it with pip install -e .)")
+        raise UnknownPlayerError(f"the shipped network is not installed: {SHIPPED_MODEL} is missing (it is package "
+                                 "data of popejoan: reinstall the package)")
     return SHIPPED_MODEL
