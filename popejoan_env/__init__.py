@@ -7,6 +7,7 @@ only when first used, so the engine works without them.
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from popejoan_env.cards import CARD_NAMES, PACK, POPE, card_name, parse_card
@@ -18,7 +19,11 @@ from popejoan_env.errors import (
 from popejoan_env.rules import COMPARTMENTS, MODERN, PRESETS, VICTORIAN, Rules
 from popejoan_env.session import Session
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("popejoan")
+    """The installed distribution's version (``pyproject.toml`` is its one source)."""
+except PackageNotFoundError:  # a source tree put on sys.path without installing it
+    __version__ = "0+unknown"
 
 __all__ = [
     "CARD_NAMES", "COMPARTMENTS", "Deal", "GameOverError", "IllegalActionError", "InvalidDealError",

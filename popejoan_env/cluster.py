@@ -1,6 +1,6 @@
 """Ray, the one way this package spreads work beyond one process: start or join a cluster, run tasks on it.
 
-Ray is optional (``pip install -e '.[ray]'``) and imported only inside these
+Ray is optional (``pip install 'popejoan[ray]'``) and imported only inside these
 functions, so the package works without it.  ``connected`` starts a local Ray
 (``address=None``) or joins a running cluster (``"auto"``, ``"HOST:PORT"`` of
 its head, or a Ray client ``"ray://HOST:10001"``), and shuts down only a Ray it
@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from popejoan_env.errors import PopeJoanError
 
-RAY_EXTRA = "pip install -e '.[ray]'"
+RAY_EXTRA = "pip install 'popejoan[ray]'"
 """How to install Ray for this package (the ``ray`` extra of pyproject.toml)."""
 PROBE_SECONDS = 3.0
 """How long ``connected`` waits for a TCP answer from a cluster's address (Ray itself would wait minutes)."""

@@ -10,7 +10,7 @@ a seat's rewards over an episode sum to its delta (times ``reward_scale``).
 
 The networks RLlib trains on it, the seat-to-module mapping and the export to
 a model file are ``envs.rllib_policy``.  Importing this module imports ray
-(``pip install -e '.[ray]'``).
+(``pip install 'popejoan[ray]'``).
 """
 
 from __future__ import annotations

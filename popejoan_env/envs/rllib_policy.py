@@ -9,7 +9,7 @@ writes a model file (``players.model_file``) that ``make_player`` and
 ``players.learned``.  ``SeatModules`` maps each seat of an episode to ``main`` or a
 frozen snapshot; ``TorchThreads`` keeps every env runner's torch to one thread.
 
-Importing this module imports ray and torch (``pip install -e '.[ray]'``).
+Importing this module imports ray and torch (``pip install 'popejoan[ray]'``).
 """
 
 from __future__ import annotations
