@@ -31,11 +31,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from popejoan_env.rules import parse_rules_options
+from popejoan_env.cli import SEED, Integer
 from popejoan_env.cluster import check_address, connected, import_ray
 from popejoan_env.errors import PopeJoanError, RecordError
 from popejoan_env.files import check_writable
 from popejoan_env.record import RecordWriter, read_records, verify_record
-from popejoan_env.rules import PRESETS, check_players
+from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_players
 from popejoan_env.simulate import BATCH_SIZE, MAX_BATCH_SIZE, SHARD_DEALS, write_batch, write_scalar, write_sharded
 from popejoan_env.training import COMMANDS as TRAINING_COMMANDS
 from popejoan_env.training import run_command
@@ -54,15 +55,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _integer(text: str) -> int:
-    """An argparse ``type``: ``int(text)``, with a short message for text that is not an integer or is absurdly long."""
-    shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text):,} characters)"
-    if len(text) > 100:  # Python converts no more than 4,300 digits anyway; no count here needs 100
-        raise argparse.ArgumentTypeError(f"invalid int value: {shown}: too long")
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {shown}") from None
+PLAYERS = Integer(MIN_PLAYERS, MAX_PLAYERS)
+"""Seats at a table."""
+MAX_COMMAND_DEALS = 10**9
+"""Most deals ``simulate`` writes or ``play`` plays in one command (a billion deals is about a day of simulate)."""
+DEALS = Integer(1, MAX_COMMAND_DEALS)
+"""A count of deals (or of deals per session or per shard)."""
+PORT = Integer(1, 65535)
+"""A TCP port."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,7 +78,7 @@ class Command:
 
 # --------------------------------------------------------------------- simulate
 def _add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--players", type=_integer, default=4, help="seats at the table, 3..8 (default 4)")
+    parser.add_argument("--players", type=PLAYERS, default=4, help="seats at the table, 3..8 (default 4)")
     parser.add_argument(
         "--preset", default="modern", help=f"rules preset: {', '.join(sorted(PRESETS))} (default modern)"
     )
@@ -87,14 +87,15 @@ def _add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
         help="change one rules option, e.g. pair_split=halves, ace_high=true, "
         'dressing=\'{"pope": 8}\' (JSON values; repeatable)',
     )
-    parser.add_argument("--deals", type=_integer, default=1000, help="number of deals to play (default 1000)")
+    parser.add_argument("--deals", type=DEALS, default=1000,
+                        help=f"number of deals to play, 1..{MAX_COMMAND_DEALS:,} (default 1000)")
     parser.add_argument(
-        "--session-length", type=_integer, default=None, metavar="N",
+        "--session-length", type=DEALS, default=None, metavar="N",
         help="deals per session (default 2*players, each player deals twice); sessions run back to back, "
         "each starting with fresh balances and an empty board, the deal still passing left",
     )
     parser.add_argument(
-        "--seed", type=_integer, default=0,
+        "--seed", type=SEED, default=0,
         help="seed of the single numpy Generator that deals every deal and draws every random lead "
         "(with --shard-deals, shard j has its own, default_rng([seed, j])) (default 0)",
     )
@@ -109,12 +110,12 @@ def _add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
         "most of its time). The same seed gives the same file for each engine, but not the same deals in both",
     )
     parser.add_argument(
-        "--batch-size", type=_integer, default=None, metavar="N",
+        "--batch-size", type=Integer(1, MAX_BATCH_SIZE), default=None, metavar="N",
         help=f"with --engine batch: deals in flight at once, 1..{MAX_BATCH_SIZE:,} (default {BATCH_SIZE:,}, "
         "fewer when --deals (or --shard-deals) needs fewer sessions); the deals played depend on it as on --seed",
     )
     parser.add_argument(
-        "--shard-deals", type=_integer, default=None, metavar="K",
+        "--shard-deals", type=DEALS, default=None, metavar="K",
         help="play the file in shards of K deals, K a multiple of the session length (no session crosses a "
         "shard): shard j holds deals j*K to j*K+K-1, dealt and played from its own Generator "
         "default_rng([seed, j]), so shards can be played anywhere and in any order and the file stays the "
@@ -142,18 +143,10 @@ def run_simulate(args: argparse.Namespace) -> int:
 
     check_players(args.players)
     rules = parse_rules_options(args.preset, args.rules_option)
-    if args.deals < 1:
-        raise UsageError(f"--deals must be at least 1, got {args.deals}")
-    if args.seed < 0:
-        raise UsageError(f"--seed must be 0 or more, got {args.seed}")
     length = args.session_length if args.session_length is not None else 2 * args.players
-    if length < 1:
-        raise UsageError(f"--session-length must be at least 1, got {length}")
     if args.engine != "batch" and args.batch_size is not None:
         raise UsageError("--batch-size applies only to --engine batch")
     batch_size = BATCH_SIZE if args.batch_size is None else args.batch_size
-    if not 1 <= batch_size <= MAX_BATCH_SIZE:
-        raise UsageError(f"--batch-size must be 1..{MAX_BATCH_SIZE:,}, got {batch_size}")
     rules.check_startable()  # every session starts with fresh balances: else none could deal
     shard_deals = _shard_deals(args, length)
     if args.backend == "ray":
@@ -196,7 +189,7 @@ def _shard_deals(args: argparse.Namespace, length: int) -> int | None:
     """The deals per shard: ``--shard-deals`` (checked), the default with ``--backend ray``, or None (no shards)."""
     if args.shard_deals is None:
         return length * -(-SHARD_DEALS // length) if args.backend == "ray" else None
-    if args.shard_deals < 1 or args.shard_deals % length:
+    if args.shard_deals % length:
         raise UsageError(
             f"--shard-deals must be a positive multiple of the session length ({length}), so that no session "
             f"crosses a shard; got {args.shard_deals}"
@@ -275,15 +268,16 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def _add_play_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--players", type=_integer, default=4, help="players at the table, 3..8 (default 4)")
+    parser.add_argument("--players", type=PLAYERS, default=4, help="players at the table, 3..8 (default 4)")
     parser.add_argument("--preset", default="modern", help=f"rules preset: {', '.join(PRESETS)} (default modern)")
     parser.add_argument("--rules-option", action="append", default=[], metavar="KEY=VALUE",
                         help="change one rules option (JSON value), repeatable")
     parser.add_argument("--opponents", default="stops_first",
                         help="player spec for every other seat: a scripted name or a model path (default stops_first)")
-    parser.add_argument("--seat", type=_integer, default=0, help="your seat (default 0)")
-    parser.add_argument("--deals", type=_integer, default=1, help="deals with play in the session (default 1)")
-    parser.add_argument("--seed", type=_integer, default=None, help="seed of the deal, 0 or more (default: fresh entropy)")
+    parser.add_argument("--seat", type=Integer(0, MAX_PLAYERS - 1), default=0, help="your seat (default 0)")
+    parser.add_argument("--deals", type=DEALS, default=1, help="deals with play in the session (default 1)")
+    parser.add_argument("--seed", type=SEED, default=None,
+                        help="seed of the deal, 0..2,147,483,647 (default: fresh entropy)")
 
 
 def run_play(args: argparse.Namespace) -> int:
@@ -296,10 +290,6 @@ def run_play(args: argparse.Namespace) -> int:
     check_players(args.players)
     if not 0 <= args.seat < args.players:
         raise UsageError(f"--seat must be a seat 0..{args.players - 1}, got {args.seat}")
-    if args.deals < 1:
-        raise UsageError(f"--deals must be at least 1, got {args.deals}")
-    if args.seed is not None and args.seed < 0:
-        raise UsageError(f"--seed must be 0 or more, got {args.seed}")
     game = raw_env(players=args.players, rules=rules, render_mode="ansi", auto_forced=True, deals=args.deals)
     game.reset(seed=args.seed)
     you = f"player_{args.seat}"
@@ -325,7 +315,7 @@ def run_play(args: argparse.Namespace) -> int:
 def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=_integer, default=8000, help="port to listen on, 1..65535 (default 8000)")
+    parser.add_argument("--port", type=PORT, default=8000, help="port to listen on, 1..65535 (default 8000)")
     parser.add_argument("--records", default=None, metavar="FILE",
                         help="a records file (JSON Lines, .gz too) the replay page offers; no other file is read")
     parser.add_argument("--models", default="models", metavar="DIR",
@@ -334,8 +324,6 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Run the web app (``popejoan_env.web``) with uvicorn until interrupted."""
-    if not 1 <= args.port <= 65535:
-        raise UsageError(f"--port must be 1..65535, got {args.port}")
     if not args.host or any(c.isspace() for c in args.host):
         raise UsageError(f"--host {args.host!r} is not an address")
     if args.records is not None:

@@ -6,6 +6,7 @@ Kept out of ``checks`` so that importing the engine does not import argparse.
 from __future__ import annotations
 
 import argparse
+import math
 from typing import NoReturn
 
 
@@ -15,3 +16,73 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Print ``prog: error: message`` on one line and exit with status 2."""
         self.exit(2, f"{self.prog}: error: {' '.join(message.splitlines())}\n")
+
+
+def _shown(text: str) -> str:
+    """A command-line value as an error quotes it (a long one cut)."""
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text):,} characters)"
+
+
+class Integer:
+    """An argparse ``type``: an integer from ``low`` to ``high`` (one kind of value, shared by every flag of it)."""
+
+    def __init__(self, low: int, high: int) -> None:
+        self.low, self.high = low, high
+
+    def __call__(self, text: str) -> int:
+        """The value, or an ``ArgumentTypeError`` saying what is needed."""
+        if len(text) > 100:  # Python converts no more than 4,300 digits anyway; no count here needs 100
+            raise argparse.ArgumentTypeError(f"invalid int value: {_shown(text)}: too long")
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid int value: {_shown(text)}") from None
+        if not self.low <= value <= self.high:
+            raise argparse.ArgumentTypeError(f"invalid value: {_shown(text)} (an integer {self.low:,}..{self.high:,} "
+                                             "is needed)")
+        return value
+
+    def __repr__(self) -> str:
+        return f"Integer({self.low}, {self.high})"
+
+
+class Number:
+    """An argparse ``type``: a finite float from ``low`` (excluded when ``low_open``) to ``high``."""
+
+    def __init__(self, low: float, high: float, low_open: bool = False) -> None:
+        self.low, self.high, self.low_open = low, high, low_open
+
+    def __call__(self, text: str) -> float:
+        """The value, or an ``ArgumentTypeError`` saying what is needed."""
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid float value: {_shown(text)}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"invalid float value: {_shown(text)} (a finite number is needed)")
+        if not (self.low < value if self.low_open else self.low <= value) or value > self.high:
+            bracket = "(" if self.low_open else "["
+            raise argparse.ArgumentTypeError(f"invalid value: {_shown(text)} (a number in {bracket}{self.low:g}, "
+                                             f"{self.high:g}] is needed)")
+        return value
+
+    def __repr__(self) -> str:
+        return f"Number({self.low}, {self.high}, low_open={self.low_open})"
+
+
+SEED = Integer(0, 2**31 - 1)
+"""A seed flag: numpy's legacy seeding (which SB3 calls) takes < 2**32, and runs derive seeds a little above it."""
+THREADS = Integer(0, 256)
+"""Torch threads (0: torch's own default)."""
+PROBABILITY = Number(0.0, 1.0)
+"""A probability or a discount in [0, 1]."""
+RATE = Number(0.0, 1.0, low_open=True)
+"""A learning rate in (0, 1]."""
+CLIP = Number(0.0, 10.0, low_open=True)
+"""A PPO clip range in (0, 10]."""
+COEFFICIENT = Number(0.0, 100.0)
+"""A loss weight in [0, 100] (entropy, value)."""
+GRAD_NORM = Number(0.0, 1e6, low_open=True)
+"""A gradient-norm clip in (0, 1e6]."""
+SCALE = Number(0.0, 1e3, low_open=True)
+"""A reward scale in (0, 1000]."""

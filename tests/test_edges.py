@@ -415,26 +415,26 @@ def test_play_negative_seed_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run_main(["play", "--seed", "-1"], capsys)
     assert status == 2
     assert_one_line(err)
-    assert "--seed must be 0 or more, got -1" in err
+    assert "argument --seed: invalid value: '-1' (an integer 0..2,147,483,647 is needed)" in err
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["play", "--players", "2"], "players must be an integer from 3 to 8"),
+        (["play", "--players", "2"], "argument --players: invalid value: '2' (an integer 3..8 is needed)"),
         (["play", "--players", "x"], "invalid int value: 'x'"),
-        (["play", "--deals", "0"], "--deals must be at least 1"),
-        (["play", "--seat", "-1"], "--seat must be a seat 0..3"),
+        (["play", "--deals", "0"], "argument --deals: invalid value: '0'"),
+        (["play", "--seat", "-1"], "argument --seat: invalid value: '-1' (an integer 0..7 is needed)"),
         (["play", "--seat", "4"], "--seat must be a seat 0..3"),
         (["play", "--seed", "1.5"], "invalid int value: '1.5'"),
         (["play", "--seed", "9" * 5000], "too long"),
-        (["simulate", "--seed", "-5", "--out", "x.jsonl"], "--seed must be 0 or more"),
+        (["simulate", "--seed", "-5", "--out", "x.jsonl"], "argument --seed: invalid value: '-5'"),
         (["simulate", "--seed", "9" * 5000, "--out", "x.jsonl"], "too long"),
-        (["simulate", "--deals", "-3", "--out", "x.jsonl"], "--deals must be at least 1"),
+        (["simulate", "--deals", "-3", "--out", "x.jsonl"], "argument --deals: invalid value: '-3'"),
         (["simulate", "--deals", "1" * 5000, "--out", "x.jsonl"], "too long"),
-        (["simulate", "--players", "-4", "--out", "x.jsonl"], "players must be an integer from 3 to 8"),
+        (["simulate", "--players", "-4", "--out", "x.jsonl"], "argument --players: invalid value: '-4'"),
         (["simulate", "--players", "4.0", "--out", "x.jsonl"], "invalid int value: '4.0'"),
-        (["simulate", "--session-length", "-1", "--out", "x.jsonl"], "--session-length must be at least 1"),
+        (["simulate", "--session-length", "-1", "--out", "x.jsonl"], "argument --session-length: invalid value: '-1'"),
         (["simulate", "--session-length", "ten", "--out", "x.jsonl"], "invalid int value"),
     ],
 )

@@ -1,5 +1,6 @@
-"""A duplicate tournament of players and model files (``popejoan benchmark``): this file keeps ``python training/benchmark.py`` working in a checkout; the code and
-every flag are in ``popejoan_env/training/benchmark.py`` (``--help`` lists them)."""
+"""A duplicate tournament of players and model files (``popejoan benchmark``): this file keeps ``python
+training/benchmark.py`` working in a checkout; the code and every flag are in
+``popejoan_env/training/benchmark.py`` (``--help`` lists them)."""
 
 from popejoan_env.training import run_command
 

@@ -1,5 +1,6 @@
-"""A single-file CleanRL-style PPO (``popejoan train-cleanrl``): this file keeps ``python training/cleanrl_ppo.py`` working in a checkout; the code and
-every flag are in ``popejoan_env/training/cleanrl.py`` (``--help`` lists them)."""
+"""A single-file CleanRL-style PPO (``popejoan train-cleanrl``): this file keeps ``python training/cleanrl_ppo.py``
+working in a checkout; the code and every flag are in ``popejoan_env/training/cleanrl.py`` (``--help`` lists
+them)."""
 
 from popejoan_env.training import run_command
 

@@ -1,5 +1,5 @@
-"""The main job (``popejoan train``): this file keeps ``python training/train_ppo.py`` working in a checkout; the code and
-every flag are in ``popejoan_env/training/ppo.py`` (``--help`` lists them)."""
+"""The main job (``popejoan train``): this file keeps ``python training/train_ppo.py`` working in a checkout; the
+code and every flag are in ``popejoan_env/training/ppo.py`` (``--help`` lists them)."""
 
 from popejoan_env.training import run_command
 

@@ -1,5 +1,6 @@
-"""Self-play PPO on Ray RLlib (``popejoan train-rllib``): this file keeps ``python training/train_rllib.py`` working in a checkout; the code and
-every flag are in ``popejoan_env/training/rllib.py`` (``--help`` lists them)."""
+"""Self-play PPO on Ray RLlib (``popejoan train-rllib``): this file keeps ``python training/train_rllib.py``
+working in a checkout; the code and every flag are in ``popejoan_env/training/rllib.py`` (``--help`` lists
+them)."""
 
 from popejoan_env.training import run_command
 

@@ -73,13 +73,14 @@ from __future__ import annotations
 
 from popejoan_env.tournament.reports import check_output
 from popejoan_env.tournament.result import TournamentResult
-from popejoan_env.tournament.runner import BACKENDS, MAX_DEALS, check_settings, player_seed, run_duplicate
-from popejoan_env.tournament.schedule import Lineup, groups_of_deal, make_schedule
+from popejoan_env.tournament.runner import BACKENDS, MAX_DEALS, MAX_WORKERS, check_settings, player_seed, run_duplicate
+from popejoan_env.tournament.schedule import MAX_GROUPS, Lineup, groups_of_deal, make_schedule
 from popejoan_env.tournament.scores import DRESSING, FIELDS, NET, SETTLEMENT, WENT_OUT, deal_scores
 from popejoan_env.tournament.stats import mean_ci, t_quantile_975
 
 __all__ = [
-    "BACKENDS", "DRESSING", "FIELDS", "MAX_DEALS", "NET", "SETTLEMENT", "WENT_OUT", "Lineup", "TournamentResult",
+    "BACKENDS", "DRESSING", "FIELDS", "MAX_DEALS", "MAX_GROUPS", "MAX_WORKERS", "NET", "SETTLEMENT", "WENT_OUT",
+    "Lineup", "TournamentResult",
     "check_output", "check_settings", "deal_scores", "groups_of_deal", "make_schedule", "mean_ci",
     "player_seed", "run_duplicate", "t_quantile_975",
 ]

@@ -25,11 +25,14 @@ from popejoan_env.players import Player, make_player
 from popejoan_env.rules import Rules, RulesLike, check_players, resolve_rules
 from popejoan_env.seat_view import seat_view
 from popejoan_env.tournament.result import TournamentResult
-from popejoan_env.tournament.schedule import Lineup, groups_of_deal, make_schedule
+from popejoan_env.tournament.schedule import MAX_GROUPS, Lineup, groups_of_deal, make_schedule
 from popejoan_env.tournament.scores import FIELDS, NET, deal_scores
 
 MAX_DEALS = 10_000_000
 """Most deals one tournament plays (its per-deal scores are kept in memory; 2,000 already give tight intervals)."""
+
+MAX_WORKERS = 256
+"""Most forked worker processes of the local backend (a cluster is the ray backend's)."""
 
 BACKENDS = ("local", "ray")
 """Where deals are played: ``local`` (this process, or ``workers`` forked ones) or ``ray`` (Ray tasks)."""
@@ -67,9 +70,11 @@ def check_settings(
     g = as_int(max_groups)
     if g is None or g < 1:
         raise PopeJoanError(f"max groups per deal must be an integer of at least 1, got {max_groups!r}")
+    if g > MAX_GROUPS:
+        raise PopeJoanError(f"max groups per deal is at most {MAX_GROUPS:,} (a schedule's size), got {g:,}")
     w = as_int(workers)
-    if w is None or w < 1:
-        raise PopeJoanError(f"workers must be an integer of at least 1, got {workers!r}")
+    if w is None or not 1 <= w <= MAX_WORKERS:
+        raise PopeJoanError(f"workers must be an integer from 1 to {MAX_WORKERS}, got {workers!r}")
     if backend not in BACKENDS:
         raise PopeJoanError(f"the backend must be local or ray, got {backend!r}")
     if backend == "ray":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 
 from popejoan_env.errors import PopeJoanError
 
@@ -16,12 +17,20 @@ class Lineup:
     scored: tuple[bool, ...]
 
 
+MAX_GROUPS = 100_000
+"""Most groups of lineups a schedule may have (counted before any is built: 30 players at 8 seats would be 5.8M)."""
+
+
 def make_schedule(entrants: int, seats: int, mode: str = "auto") -> tuple[str, list[list[Lineup]]]:
     """The groups of lineups for ``entrants`` players at ``seats`` seats; returns the mode used too."""
     if entrants < 2:
         raise PopeJoanError(f"a tournament needs at least 2 entrants, got {entrants}")
     if mode == "auto":
         mode = "subsets" if entrants >= seats else "field"
+    count = math.comb(entrants, seats if mode == "subsets" else 2)
+    if mode in ("subsets", "field") and count > MAX_GROUPS:
+        raise PopeJoanError(f"{entrants} entrants at {seats} seats make {count:,} groups of lineups ({mode}); a "
+                            f"schedule holds at most {MAX_GROUPS:,}: fewer entrants, or lineups 'field'")
     if mode == "subsets":
         if entrants < seats:
             raise PopeJoanError(

@@ -21,7 +21,8 @@ class Command(NamedTuple):
 COMMANDS: dict[str, Command] = {
     "train": Command("ppo", "train_ppo.py", "train",
                      "the main job: imitate the pimc search (and optionally PPO after it), then measure the model"),
-    "train-rllib": Command("rllib", "train_rllib.py", "train,ray", "self-play PPO on Ray RLlib, one machine or a cluster"),
+    "train-rllib": Command("rllib", "train_rllib.py", "train,ray",
+                           "self-play PPO on Ray RLlib, one machine or a cluster"),
     "train-cleanrl": Command("cleanrl", "cleanrl_ppo.py", "train", "a single-file CleanRL-style PPO on the vector env"),
     "benchmark": Command("benchmark", "benchmark.py", "",
                          "a duplicate tournament of players and model files: JSON, Markdown and a chart"),

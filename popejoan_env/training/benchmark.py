@@ -29,11 +29,13 @@ import dataclasses
 import sys
 
 from popejoan_env.checks import split_list
+from popejoan_env.cli import SEED, Integer
 from popejoan_env.cluster import connected
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.players import SCRIPTED, make_player
-from popejoan_env.rules import parse_rules_options
-from popejoan_env.tournament import BACKENDS, MAX_DEALS, check_output, check_settings, make_schedule, run_duplicate
+from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, parse_rules_options
+from popejoan_env.tournament import (BACKENDS, MAX_DEALS, MAX_GROUPS, MAX_WORKERS, check_output, check_settings,
+                                     make_schedule, run_duplicate)
 
 from popejoan_env.training.common import arg, parse_flags, refuse, run_script
 
@@ -46,17 +48,19 @@ class Args:
 
     players: list[str] | None = arg(None, f"comma-separated player specs (repeatable); default: {DEFAULT_PLAYERS}",
                                     action="append")
-    deals: int = arg(500, f"duplicate deals, 2 to {MAX_DEALS:,} (each replayed in every rotation)")
-    seed: int = arg(1, "seed of the deals and the players' generators (>= 0)")
+    deals: int = arg(500, f"duplicate deals, 2 to {MAX_DEALS:,} (each replayed in every rotation)",
+                     kind=Integer(2, MAX_DEALS))
+    seed: int = arg(1, "seed of the deals and the players' generators (>= 0)", kind=SEED)
     preset: str = arg("modern", "rules preset: modern or victorian")
     rules_option: list[str] = arg([], "override one rules option, e.g. ace_high=true (a JSON value, else text; "
                                       "repeatable)", action="append", metavar="KEY=VALUE")
-    seats: int = arg(4, "players at the table (3..8)")
+    seats: int = arg(4, "players at the table (3..8)", kind=Integer(MIN_PLAYERS, MAX_PLAYERS))
     lineups: str = arg("auto", "subsets: every group of SEATS different players; field: each player alone against "
                                "copies of another; auto: subsets when there are at least SEATS players",
                        choices=["auto", "subsets", "field"])
-    max_groups: int = arg(12, "most lineup groups played per deal (>= 1)")
-    workers: int = arg(1, "forked processes playing deals with --backend local, >= 1 (results do not change)")
+    max_groups: int = arg(12, "most lineup groups played per deal (>= 1)", kind=Integer(1, MAX_GROUPS))
+    workers: int = arg(1, "forked processes playing deals with --backend local, >= 1 (results do not change)",
+                       kind=Integer(1, MAX_WORKERS))
     backend: str = arg("local", "local: this process (and --workers); ray: chunks of deals as Ray tasks on a local "
                                 "Ray or the cluster at --address (results do not change; needs pip install "
                                 "'popejoan[ray]')", choices=list(BACKENDS))

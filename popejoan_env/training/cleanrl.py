@@ -30,6 +30,7 @@ from torch.distributions import Categorical
 
 from popejoan_env.checks import split_list
 from popejoan_env.envs.gymnasium_vector_env import PopeJoanVectorEnv
+from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, PROBABILITY, RATE, SCALE, SEED
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable
 from popejoan_env.observation import OBS_SIZE
@@ -37,8 +38,8 @@ from popejoan_env.players import make_player
 from popejoan_env.players.learned import load_policy, model_metadata, save_state_dict
 from popejoan_env.rules import Rules
 
-from popejoan_env.training.common import (arg, command, evaluate, format_eval, parse_flags, run_script, set_torch_threads,
-                             write_run_json)
+from popejoan_env.training.common import (arg, command, evaluate, format_eval, parse_flags, run_script,
+                                          set_torch_threads, write_run_json)
 
 
 @dataclasses.dataclass
@@ -46,37 +47,41 @@ class Args:
     """The flags of cleanrl_ppo.py: each field's help text is its --help."""
 
     model_path: str = arg("models/cleanrl_ppo/model.zip", "where the model is saved (run.json goes beside it)")
-    seed: int = arg(1, "seed of the deals, the network's initialisation, the sampling and the evaluation")
+    seed: int = arg(1, "seed of the deals, the network's initialisation, the sampling and the evaluation", kind=SEED)
     preset: str = arg("modern", "rules preset: modern or victorian")
-    players: int = arg(4, "table size, 3 to 8")
-    session_length: int = arg(1, "deals per session in each slot (board and balances carried)")
-    start_counters: int = arg(0, "balance every session starts from: 0 as the duplicate tournament's deals")
-    total_timesteps: int = arg(200_000, "decisions to train for (every seat's; forced cards and lone leads are none)")
-    num_envs: int = arg(64, "deals stepped together")
-    num_steps: int = arg(64, "steps per deal slot per rollout (a rollout is num_envs * num_steps decisions)")
-    learning_rate: float = arg(3e-4, "Adam learning rate")
+    players: int = arg(4, "table size, 3 to 8", kind=Integer(3, 8))
+    session_length: int = arg(1, "deals per session in each slot (board and balances carried)", kind=Integer(1, 1000))
+    start_counters: int = arg(0, "balance every session starts from: 0 as the duplicate tournament's deals",
+                              kind=Integer(0, 10**6))
+    total_timesteps: int = arg(200_000, "decisions to train for (every seat's; forced cards and lone leads are none)",
+                               kind=Integer(1, 10**10))
+    num_envs: int = arg(64, "deals stepped together", kind=Integer(1, 65536))
+    num_steps: int = arg(64, "steps per deal slot per rollout (a rollout is num_envs * num_steps decisions)",
+                         kind=Integer(1, 10**6))
+    learning_rate: float = arg(3e-4, "Adam learning rate", kind=RATE)
     anneal_lr: bool = arg(True, "decay the learning rate linearly to 0")
-    gamma: float = arg(1.0, "discount along a seat's decisions (a deal is a handful; every counter counts)")
-    gae_lambda: float = arg(0.95, "GAE lambda")
-    num_minibatches: int = arg(8, "minibatches per epoch")
-    update_epochs: int = arg(10, "passes over each rollout")
-    clip_coef: float = arg(0.2, "PPO clipping of the ratio (and of the value change)")
-    ent_coef: float = arg(0.01, "entropy bonus")
-    vf_coef: float = arg(0.5, "value-loss weight")
-    max_grad_norm: float = arg(0.5, "gradient clipping")
-    reward_scale: float = arg(0.1, "rewards are counters times this")
-    hidden: int = arg(128, "width of the two hidden layers of the actor and of the critic")
-    torch_threads: int = arg(1, "torch CPU threads")
-    eval_deals: int = arg(200, "duplicate deals against each evaluation opponent (0: no evaluation)")
+    gamma: float = arg(1.0, "discount along a seat's decisions (a deal is a handful; every counter counts)",
+                       kind=PROBABILITY)
+    gae_lambda: float = arg(0.95, "GAE lambda", kind=PROBABILITY)
+    num_minibatches: int = arg(8, "minibatches per epoch", kind=Integer(1, 10**6))
+    update_epochs: int = arg(10, "passes over each rollout", kind=Integer(1, 1000))
+    clip_coef: float = arg(0.2, "PPO clipping of the ratio (and of the value change)", kind=CLIP)
+    ent_coef: float = arg(0.01, "entropy bonus", kind=COEFFICIENT)
+    vf_coef: float = arg(0.5, "value-loss weight", kind=COEFFICIENT)
+    max_grad_norm: float = arg(0.5, "gradient clipping", kind=GRAD_NORM)
+    reward_scale: float = arg(0.1, "rewards are counters times this", kind=SCALE)
+    hidden: int = arg(128, "width of the two hidden layers of the actor and of the critic", kind=Integer(1, 65536))
+    torch_threads: int = arg(1, "torch CPU threads", kind=Integer(1, 256))
+    eval_deals: int = arg(200, "duplicate deals against each evaluation opponent (0: no evaluation)",
+                          kind=Integer(0, 10**6))
     eval_opponents: str = arg("stops_first,random", "scripted players to evaluate against (comma list)")
     tensorboard: bool = arg(False, "write TensorBoard logs (charts/..., losses/...) beside the model")
 
 
 def check_args(args: Args) -> None:
     """Refuse the flags that cannot work (a PopeJoanError), before anything is written."""
-    if min(args.total_timesteps, args.num_envs, args.num_steps, args.num_minibatches, args.hidden,
-           args.update_epochs, args.torch_threads) < 1 or args.eval_deals == 1 or args.eval_deals < 0:
-        raise PopeJoanError("sizes and counts must be positive integers (--eval-deals 0, or at least 2)")
+    if args.eval_deals == 1:
+        raise PopeJoanError("--eval-deals must be 0 or at least 2 (a confidence interval needs 2), got 1")
     for name in split_list(args.eval_opponents):
         make_player(name)  # an unknown opponent is refused before training
 

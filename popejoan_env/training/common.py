@@ -13,13 +13,12 @@ import argparse
 import contextvars
 import dataclasses
 import json
-import math
 import os
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
-from popejoan_env.cli import OneLineParser
+from popejoan_env.cli import Integer, Number, OneLineParser
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable, replacing, write_atomic
 from popejoan_env.players import make_player
@@ -33,27 +32,21 @@ PROG: contextvars.ContextVar[str | None] = contextvars.ContextVar("PROG", defaul
 
 
 # ---------------------------------------------------------------------- the flags
-def arg(default: Any, help: str, **argparse_kwargs: Any) -> Any:
-    """A dataclass field that is a flag: its default, its --help text and any further ``add_argument`` keywords."""
-    metadata = {"help": help, "argparse": argparse_kwargs}
+def arg(default: Any, help: str, kind: Integer | Number | None = None, **argparse_kwargs: Any) -> Any:
+    """A dataclass field that is a flag: its default, its --help text, the kind of number it takes (every int and
+    float flag has one: ``cli.Integer``/``cli.Number``, checked when the command line is read, before any work) and
+    any further ``add_argument`` keywords."""
+    if kind is not None:
+        argparse_kwargs = {"type": kind, **argparse_kwargs}
+    metadata = {"help": help, "argparse": argparse_kwargs, "kind": kind}
     if isinstance(default, list):  # a dataclass needs a factory for a mutable default
         return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
 
 
-def finite_float(text: str) -> float:
-    """A float flag's value: a number, and neither nan nor infinite (no knob means either)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"invalid float value: {text!r} (a finite number is needed)")
-    return value
-
-
-FLAG_TYPES: dict[str, Any] = {"int": int, "float": finite_float, "str": str}
-"""How a field's annotation (a string: the scripts use ``from __future__ import annotations``) reads its value."""
+FLAG_TYPES: dict[str, Any] = {"str": str}
+"""How a text field's annotation (a string: the commands use ``from __future__ import annotations``) reads its value;
+an int or float field reads through its ``kind``."""
 
 
 def flag_parser(cls: type, description: str) -> OneLineParser:
@@ -69,6 +62,8 @@ def flag_parser(cls: type, description: str) -> OneLineParser:
         if "action" not in kwargs and f.type == "bool":
             kwargs["action"] = argparse.BooleanOptionalAction
         elif "action" not in kwargs and "type" not in kwargs:
+            if str(f.type) not in FLAG_TYPES:
+                raise TypeError(f"{cls.__name__}.{f.name} is a number flag without a kind (arg(..., kind=...))")
             kwargs["type"] = FLAG_TYPES[str(f.type)]
         parser.add_argument(flag, **kwargs)
     return parser

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 
+from popejoan_env.cli import SEED, Integer
 from popejoan_env.training import ppo as train_ppo
 from popejoan_env.training import rllib as train_rllib
 from popejoan_env.training.common import arg, parse_flags, refuse, run_script
@@ -58,8 +59,8 @@ SETUPS: dict[str, tuple[str, list[str]]] = {
 class Args:
     """The flags of learner_throughput.py: each field's help text is its --help."""
 
-    steps: int = arg(40_000, "learner decisions per set-up")
-    seed: int = arg(1, "seed of every run")
+    steps: int = arg(40_000, "learner decisions per set-up", kind=Integer(1, 10**9))
+    seed: int = arg(1, "seed of every run", kind=SEED)
     setups: str = arg(",".join(SETUPS), f"comma list of set-ups to run, in order, from {', '.join(SETUPS)}")
 
 

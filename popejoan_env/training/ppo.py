@@ -57,6 +57,7 @@ from popejoan_env import __version__
 from popejoan_env.checks import split_list
 from popejoan_env.envs.gymnasium_env import make_vec_env
 from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
+from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, Number, PROBABILITY, RATE, SCALE, SEED, THREADS
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
@@ -66,8 +67,9 @@ from popejoan_env.rules import Rules, check_players
 from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
 
 from popejoan_env.training.expert_games import expert_games, imitate, tables_of
-from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir, parse_flags,
-                             run_script, set_torch_threads, write_learning_curve, write_run_json)
+from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir,
+                                          parse_flags, run_script, set_torch_threads, write_learning_curve,
+                                          write_run_json)
 
 
 VEC_ENVS = {"batch": 512, "dummy": 8, "subproc": 8}
@@ -86,7 +88,7 @@ class Args:
     output_dir: str = arg("models", "directory that holds one sub-directory per run")
     seed: int = arg(1,
                     "seed of everything: the deals, the opponents' generators, the network's initialisation, PPO's "
-                    "sampling")
+                    "sampling", kind=SEED)
     preset: str = arg("modern",
                       "rules preset to train on: modern or victorian, or both (modern,victorian) for an imitation-only "
                       "run (--total-timesteps 0) whose network plays both; evaluations use the first")
@@ -98,21 +100,25 @@ class Args:
                          "frozen snapshot of the learner")
     imitate_deals: int = arg(60_000,
                              "deals of the --imitate-player at every seat whose decisions the policy and critic learn "
-                             "first (imitation, training/expert_games.py), before PPO; 0 = none")
+                             "first (imitation, training/expert_games.py), before PPO; 0 = none",
+                             kind=Integer(0, 10**7))
     imitate_player: str = arg("pimc", "the player imitated (a make_player spec)")
-    imitate_epochs: int = arg(8, "passes over the imitation data")
+    imitate_epochs: int = arg(8, "passes over the imitation data", kind=Integer(1, 1000))
     imitate_temperature: float = arg(0.0,
                                      "> 0: the actor learns softmax(the expert's mean counters of each card searched / "
-                                     "this), not only the card it chose (pimc gives its values)")
-    imitate_lr: float = arg(1e-3, "Adam learning rate of the imitation")
-    imitate_workers: int = arg(2, "forked processes playing the imitation deals (the data do not change)")
-    deals_per_episode: int = arg(1, "deals in one episode (K > 1: a session with board and balances carried)")
+                                     "this), not only the card it chose (pimc gives its values)",
+                                     kind=Number(0.0, 100.0))
+    imitate_lr: float = arg(1e-3, "Adam learning rate of the imitation", kind=RATE)
+    imitate_workers: int = arg(2, "forked processes playing the imitation deals (the data do not change)",
+                               kind=Integer(1, 256))
+    deals_per_episode: int = arg(1, "deals in one episode (K > 1: a session with board and balances carried)",
+                                 kind=Integer(1, 1000))
     total_timesteps: int = arg(0,
                                "PPO learner decisions to train for after the imitation (forced cards and lone legal "
-                               "leads are not decisions); 0 = none, the default recipe")
+                               "leads are not decisions); 0 = none, the default recipe", kind=Integer(0, 10**10))
     n_envs: int = arg(0,
                       "environments (learner seats) stepped together; 0 = the --vec-env's own: 512 for batch, 8 for "
-                      "dummy and subproc")
+                      "dummy and subproc", kind=Integer(0, 65536))
     vec_env: str = arg("batch",
                        "batch: every env in one BatchVecEnv on the batch engine, opponents vectorised (fastest); "
                        "dummy: copies of the Gymnasium view in this process; subproc: one worker process per env")
@@ -127,47 +133,52 @@ class Args:
                               "the value network also reads every hand and the dead hand "
                               "(batch_observation.hidden_batch) while the policy reads only its observation; needs "
                               "--vec-env batch")
-    learning_rate: float = arg(3e-4, "Adam learning rate")
+    learning_rate: float = arg(3e-4, "Adam learning rate", kind=RATE)
     anneal_lr: bool = arg(True, "decay the learning rate linearly to 0 over the run")
     n_steps: int = arg(0,
                        "steps per environment per rollout; 0 = 4096 / n_envs, so a rollout of 4096 steps whatever the "
-                       "number of envs")
-    batch_size: int = arg(512, "minibatch size of the PPO update")
-    n_epochs: int = arg(10, "passes over each rollout")
-    gamma: float = arg(1.0, "discount; an episode is a handful of decisions and every counter counts the same, so 1.0")
-    gae_lambda: float = arg(0.95, "GAE lambda")
-    clip_range: float = arg(0.2, "PPO clipping")
-    ent_coef: float = arg(0.01, "entropy bonus")
-    vf_coef: float = arg(0.5, "value-loss weight")
-    max_grad_norm: float = arg(0.5, "gradient clipping")
-    reward_scale: float = arg(0.1, "rewards are counters times this (counters per deal run to tens)")
+                       "number of envs", kind=Integer(0, 10**6))
+    batch_size: int = arg(512, "minibatch size of the PPO update", kind=Integer(1, 10**6))
+    n_epochs: int = arg(10, "passes over each rollout", kind=Integer(1, 1000))
+    gamma: float = arg(1.0, "discount; an episode is a handful of decisions and every counter counts the same, so 1.0",
+                       kind=PROBABILITY)
+    gae_lambda: float = arg(0.95, "GAE lambda", kind=PROBABILITY)
+    clip_range: float = arg(0.2, "PPO clipping", kind=CLIP)
+    ent_coef: float = arg(0.01, "entropy bonus", kind=COEFFICIENT)
+    vf_coef: float = arg(0.5, "value-loss weight", kind=COEFFICIENT)
+    max_grad_norm: float = arg(0.5, "gradient clipping", kind=GRAD_NORM)
+    reward_scale: float = arg(0.1, "rewards are counters times this (counters per deal run to tens)", kind=SCALE)
     balance_range: str = arg("-24,72",
                              "each seat's starting balance is drawn from this range (the tournament starts deals at 0, "
                              "sessions at 48): balances do not change play, and the network should learn that")
-    snapshot_interval: int = arg(100_000, "steps between self-play snapshots added to the opponents' 'self' pool")
-    max_snapshots: int = arg(5, "snapshots kept in the 'self' pool (the oldest leave)")
-    eval_interval: int = arg(250_000, "steps between evaluations (0 = only the final one)")
-    eval_deals: int = arg(200, "duplicate deals per opponent in a periodic evaluation")
+    snapshot_interval: int = arg(100_000, "steps between self-play snapshots added to the opponents' 'self' pool",
+                                 kind=Integer(1, 10**10))
+    max_snapshots: int = arg(5, "snapshots kept in the 'self' pool (the oldest leave)", kind=Integer(1, 1000))
+    eval_interval: int = arg(250_000, "steps between evaluations (0 = only the final one)", kind=Integer(0, 10**10))
+    eval_deals: int = arg(200, "duplicate deals per opponent in a periodic evaluation", kind=Integer(2, 10**6))
     eval_opponents: str = arg("stops_first,pool_hunter",
                               "scripted players to evaluate against periodically (comma list); evaluations use the "
                               "first table size of --players and the first --preset; they make the learning curve "
                               "(learning_curve.png)")
-    final_eval_deals: int = arg(300, "duplicate deals per opponent in the final evaluation (0 = skip)")
+    final_eval_deals: int = arg(300, "duplicate deals per opponent in the final evaluation (0 = skip)",
+                                kind=Integer(0, 10**6))
     final_eval_opponents: str = arg("random,lowest,stops_first,pool_hunter,pimc",
                                     "scripted players of the final evaluation (comma list)")
-    checkpoint_interval: int = arg(500_000, "steps between checkpoints in <run>/checkpoints/ (0 = none)")
+    checkpoint_interval: int = arg(500_000, "steps between checkpoints in <run>/checkpoints/ (0 = none)",
+                                   kind=Integer(0, 10**10))
     torch_threads: int = arg(1,
                              "torch CPU threads (0 = torch's default); 1 because on 2 cores 2 threads were ~10% faster "
                              "only on a quiet machine and 4-10x slower as soon as anything else ran (88-97 against "
-                             "409-890 learner steps/s)")
+                             "409-890 learner steps/s)", kind=THREADS)
     validate_args: bool = arg(False,
                               "torch.distributions argument checks; off is ~14% faster and the masks already keep "
                               "actions legal")
     progress: bool = arg(True, "show a progress bar")
     tensorboard: bool = arg(True, "write TensorBoard logs to <run>/tb")
     quick: bool = arg(False,
-                      "a first run of about a minute: the imitation of 3,000 pimc deals, evaluations of 100 deals, the final "
-                      "one against random, stops_first and pimc, in <output-dir>/quick (flags given with it win)")
+                      "a first run of about a minute: the imitation of 3,000 pimc deals, evaluations of 100 deals, "
+                      "the final one against random, stops_first and pimc, in <output-dir>/quick (flags given with it "
+                      "win)")
 
 
 QUICK = {"run_name": "quick", "imitate_deals": 3_000, "eval_deals": 100, "final_eval_deals": 100,
@@ -238,19 +249,19 @@ def check_args(args: Args) -> Setup:
     if args.actor not in ("mlp", suits.ARCHITECTURE) or len(actor_arch) < 2 or min(actor_arch) < 1:
         raise PopeJoanError(f"--actor must be mlp or suits and --actor-arch at least 2 positive widths, "
                             f"got {args.actor!r} and {args.actor_arch!r}")
-    if args.imitate_deals < 0 or args.imitate_epochs < 1 or args.imitate_workers < 1:
-        raise PopeJoanError(f"--imitate-deals must be >= 0, --imitate-epochs and --imitate-workers >= 1; got "
-                            f"{args.imitate_deals}, {args.imitate_epochs}, {args.imitate_workers}")
     if args.imitate_deals and args.oracle_critic:
         raise PopeJoanError("--imitate-deals and --oracle-critic do not combine: the imitation data hold "
                             "observations only, not the hidden hands the oracle critic reads")
     make_player(args.imitate_player)  # an unknown player is refused before anything is written
+    for flag, names in (("--eval-opponents", args.eval_opponents), ("--final-eval-opponents", args.final_eval_opponents)):
+        for name in split_list(names):
+            try:
+                make_player(name)  # refused now, not after the training
+            except PopeJoanError as err:
+                raise PopeJoanError(f"{flag}: {err}") from None
     if args.oracle_critic and args.vec_env != "batch":
         raise PopeJoanError(f"--oracle-critic needs --vec-env batch (the hands come from the batch engine), "
                             f"got --vec-env {args.vec_env}")
-    if args.n_envs < 0 or args.n_steps < 0:
-        raise PopeJoanError(f"--n-envs and --n-steps must be positive (0 = the default), "
-                            f"got {args.n_envs} and {args.n_steps}")
     n_envs = args.n_envs or VEC_ENVS[args.vec_env]
     n_steps = args.n_steps or max(1, ROLLOUT // n_envs)
     return Setup(presets, table_sizes, net_arch, actor_arch, balance_range,

@@ -39,12 +39,13 @@ from typing import Any
 from popejoan_env import __version__
 from popejoan_env.checks import split_list
 from popejoan_env.cluster import check_address, connected, import_ray
+from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, Number, PROBABILITY, RATE, SCALE, SEED
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.players import make_player
 from popejoan_env.rules import Rules, check_players
 
-from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir, parse_flags,
-                             run_script, set_torch_threads, write_run_json)
+from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir,
+                                          parse_flags, run_script, set_torch_threads, write_run_json)
 
 
 @dataclasses.dataclass
@@ -54,44 +55,56 @@ class Args:
     run_name: str = arg("rllib_modern_4p", "name of the run: everything goes to <output-dir>/<run-name>/")
     output_dir: str = arg("models", "directory holding one sub-directory per run")
     seed: int = arg(1, "seed of the network's initialisation and of every env's deals (not bit-reproducible: "
-                       "sampling is asynchronous)")
+                       "sampling is asynchronous)", kind=SEED)
     preset: str = arg("modern", "rules preset: modern or victorian")
     players: str = arg("4", "table size, or a comma list such as 3,4,5,6,7,8: each episode draws one")
     total_timesteps: int = arg(1_000_000, "env steps to train for (one step = one seat's lead; forced cards are "
                                           "played by the env); with --restore, the checkpoint's steps count too "
-                                          "(at least one iteration runs)")
-    max_seconds: float = arg(0.0, "stop after this many seconds of training, whatever the steps (0: no limit)")
+                                          "(at least one iteration runs)", kind=Integer(1, 10**10))
+    max_seconds: float = arg(0.0, "stop after this many seconds of training, whatever the steps (0: no limit)",
+                             kind=Number(0.0, 1e7))
     address: str = arg("", "Ray cluster to join ('auto', 'ray://host:10001', 'host:6379'); empty: start a local Ray")
-    num_cpus: int = arg(0, "CPUs of the local Ray (0: all of this machine's); ignored with --address")
+    num_cpus: int = arg(0, "CPUs of the local Ray (0: all of this machine's); ignored with --address",
+                        kind=Integer(0, 4096))
     num_env_runners: int = arg(2, "Ray actors sampling episodes, one CPU each (0: sample in the driver between "
-                                   "updates); on this 2-core machine 2 runners sample 1.9x faster than the driver")
+                                   "updates); on this 2-core machine 2 runners sample 1.9x faster than the driver",
+                               kind=Integer(0, 4096))
     num_envs_per_env_runner: int = arg(64, "envs each env runner (or the driver) steps together: one batched "
-                                           "forward per step")
+                                           "forward per step", kind=Integer(1, 65536))
     num_learners: int = arg(0, "remote learner actors (0: update in the driver); several train data-parallel, "
-                               "each on its share of the batch")
-    num_gpus_per_learner: float = arg(0.0, "GPUs per learner (a cluster with GPUs; this machine has none)")
-    rollout_fragment_length: int = arg(0, "steps per env per sample call (0: RLlib's 'auto', from the batch size)")
-    train_batch_size: int = arg(4096, "env steps per PPO update and learner (--num-learners N: N times this)")
-    minibatch_size: int = arg(512, "minibatch size of the PPO update")
-    num_epochs: int = arg(10, "passes over each batch")
-    learning_rate: float = arg(3e-4, "Adam learning rate")
-    gamma: float = arg(1.0, "discount (an episode is a handful of decisions; every counter counts the same)")
-    lambda_: float = arg(0.95, "GAE lambda")
-    clip_param: float = arg(0.2, "PPO clipping")
-    entropy_coeff: float = arg(0.01, "entropy bonus")
-    vf_loss_coeff: float = arg(0.5, "value-loss weight")
-    grad_clip: float = arg(0.5, "gradient clipping (global norm)")
-    reward_scale: float = arg(0.1, "rewards are counters times this")
+                               "each on its share of the batch", kind=Integer(0, 1024))
+    num_gpus_per_learner: float = arg(0.0, "GPUs per learner (a cluster with GPUs; this machine has none)",
+                                      kind=Number(0.0, 64.0))
+    rollout_fragment_length: int = arg(0, "steps per env per sample call (0: RLlib's 'auto', from the batch size)",
+                                       kind=Integer(0, 10**6))
+    train_batch_size: int = arg(4096, "env steps per PPO update and learner (--num-learners N: N times this)",
+                                kind=Integer(1, 10**7))
+    minibatch_size: int = arg(512, "minibatch size of the PPO update", kind=Integer(1, 10**7))
+    num_epochs: int = arg(10, "passes over each batch", kind=Integer(1, 1000))
+    learning_rate: float = arg(3e-4, "Adam learning rate", kind=RATE)
+    gamma: float = arg(1.0, "discount (an episode is a handful of decisions; every counter counts the same)",
+                       kind=Number(0.0, 1.0, low_open=True))
+    lambda_: float = arg(0.95, "GAE lambda", kind=PROBABILITY)
+    clip_param: float = arg(0.2, "PPO clipping", kind=CLIP)
+    entropy_coeff: float = arg(0.01, "entropy bonus", kind=COEFFICIENT)
+    vf_loss_coeff: float = arg(0.5, "value-loss weight", kind=COEFFICIENT)
+    grad_clip: float = arg(0.5, "gradient clipping (global norm)", kind=GRAD_NORM)
+    reward_scale: float = arg(0.1, "rewards are counters times this", kind=SCALE)
     net_arch: str = arg("128,128", "hidden layer widths of the actor and of the critic")
     activation: str = arg("tanh", "hidden activation: tanh or relu")
-    snapshots: int = arg(2, "frozen copies of the policy used as opponents (0: pure self-play)")
-    snapshot_prob: float = arg(0.25, "chance that a seat (never all of them) plays a snapshot in an episode")
-    snapshot_interval: int = arg(5, "iterations between snapshot refreshes (the oldest copy is replaced)")
-    checkpoint_interval: int = arg(20, "iterations between RLlib checkpoints (0: only the last)")
+    snapshots: int = arg(2, "frozen copies of the policy used as opponents (0: pure self-play)", kind=Integer(0, 100))
+    snapshot_prob: float = arg(0.25, "chance that a seat (never all of them) plays a snapshot in an episode",
+                               kind=Number(0.0, 0.999))
+    snapshot_interval: int = arg(5, "iterations between snapshot refreshes (the oldest copy is replaced)",
+                                 kind=Integer(1, 10**6))
+    checkpoint_interval: int = arg(20, "iterations between RLlib checkpoints (0: only the last)",
+                                   kind=Integer(0, 10**6))
     restore: str = arg("", "an RLlib checkpoint directory to resume from (the flags must build the same setup)")
-    torch_threads: int = arg(1, "torch threads in the learner and in every env runner (1 is fastest on 2 cores)")
+    torch_threads: int = arg(1, "torch threads in the learner and in every env runner (1 is fastest on 2 cores)",
+                             kind=Integer(1, 256))
     tensorboard: bool = arg(True, "write TensorBoard logs to <run>/tb")
-    eval_deals: int = arg(200, "duplicate deals against each evaluation opponent at the end (0: none)")
+    eval_deals: int = arg(200, "duplicate deals against each evaluation opponent at the end (0: none)",
+                          kind=Integer(0, 10**6))
     eval_opponents: str = arg("stops_first,pool_hunter", "scripted players to evaluate against (comma list)")
 
 
@@ -128,28 +141,11 @@ def check_args(args: Args) -> None:
     net_arch(args)
     if args.activation not in ("tanh", "relu"):
         raise PopeJoanError(f"--activation must be tanh or relu, got {args.activation!r}")
-    for name in ("total_timesteps", "num_envs_per_env_runner", "train_batch_size", "minibatch_size", "num_epochs",
-                 "snapshot_interval", "torch_threads"):
-        if getattr(args, name) < 1:
-            raise PopeJoanError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.num_gpus_per_learner < 0:
-        raise PopeJoanError(f"--num-gpus-per-learner must be 0 or more, got {args.num_gpus_per_learner}")
-    for name in ("num_cpus", "num_env_runners", "num_learners", "rollout_fragment_length", "snapshots",
-                 "checkpoint_interval"):
-        if getattr(args, name) < 0:
-            raise PopeJoanError(f"--{name.replace('_', '-')} must be 0 or more, got {getattr(args, name)}")
     if args.minibatch_size > args.train_batch_size:
         raise PopeJoanError(f"--minibatch-size {args.minibatch_size} is larger than --train-batch-size "
                             f"{args.train_batch_size}")
-    if not 0.0 <= args.snapshot_prob < 1.0:
-        raise PopeJoanError(f"--snapshot-prob must be in [0, 1), got {args.snapshot_prob}")
-    if args.max_seconds < 0:
-        raise PopeJoanError(f"--max-seconds must be 0 (no limit) or more, got {args.max_seconds}")
-    if args.learning_rate <= 0 or args.reward_scale <= 0 or not 0 < args.gamma <= 1 or not 0 <= args.lambda_ <= 1:
-        raise PopeJoanError("--learning-rate and --reward-scale must be positive, --gamma in (0, 1], "
-                            "--lambda in [0, 1]")
-    if args.eval_deals == 1 or args.eval_deals < 0:
-        raise PopeJoanError(f"--eval-deals must be 0 or at least 2, got {args.eval_deals}")
+    if args.eval_deals == 1:
+        raise PopeJoanError("--eval-deals must be 0 or at least 2 (a confidence interval needs 2), got 1")
     for name in split_list(args.eval_opponents):
         make_player(name)
     if args.restore and not os.path.isdir(args.restore):
