@@ -367,6 +367,8 @@ def test_balances_start_as_in_a_session_or_drawn_from_a_range() -> None:
     assert min(seen) >= -5 and max(seen) <= 10 and len(seen) > 5
     with pytest.raises(PopeJoanError, match="balance_range"):
         PopeJoanGymEnv(balance_range=(3, 1))
+    with pytest.raises(PopeJoanError, match="observation's bound"):
+        PopeJoanGymEnv(balance_range=(0, 2**20))  # the observation Box could not hold it
 
 
 def test_the_old_wrappers_module_is_a_deprecated_alias() -> None:

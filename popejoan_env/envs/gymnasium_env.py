@@ -120,7 +120,8 @@ def episode_options(deals: object, balance_range: object) -> tuple[int, tuple[in
     # The observation scales balances into a bounded Box (observation.bounds): refuse what it could not hold.
     limit = MAX_COUNTERS // 2
     if max(-lo, hi) > limit:
-        raise PopeJoanError(f"balance_range must lie within ±{limit:,} (the observation's bound), got {brief(balance_range)}")
+        raise PopeJoanError(f"balance_range must lie within ±{limit:,} (the observation's bound), "
+                            f"got {brief(balance_range)}")
     return int(deals), (lo, hi)  # type: ignore[call-overload]
 
 

@@ -127,7 +127,9 @@ def configure(
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from popejoan_env.envs.rllib_policy import ACTIVATIONS, MaskedPolicyModule, SeatModules, module_ids, set_torch_threads
+    from popejoan_env.envs.rllib_policy import (
+        ACTIVATIONS, MaskedPolicyModule, SeatModules, module_ids, set_torch_threads,
+    )
 
     sizes = list(table_sizes(players))
     rules_dict = resolve_rules(rules).to_dict()
