@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import pathlib
 import pickle
+import re
 import warnings
 from typing import Any
 
@@ -15,6 +18,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 import popejoan_env
 import popejoan_env.envs.pettingzoo_aec as aec_module
 from popejoan_env import Deal, IllegalActionError, PopeJoanError
+from popejoan_env.errors import InvalidDealError
 from popejoan_env.envs.pettingzoo_aec import ENV_ID, ENV_NAME, ILLEGAL_REWARD, env, raw_env
 from popejoan_env.cards import CARD_NAMES, PACK, POPE, cards_of, parse_card
 from popejoan_env.observation import OBS_SIZE, action_mask, encode, layout_table
@@ -28,7 +32,8 @@ PLAYERS = tuple(range(3, 9))
 
 @pytest.fixture(autouse=True)
 def _quiet_pettingzoo_notices():
-    """PettingZoo's api_test warns about dict observations and passes {"options": 1}; not failures."""
+    """PettingZoo's api_test warns about dict observations: not failures (``test_pettingzoos_own_tests_hear_no_
+    warning_from_us`` turns this off to listen for ours)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         yield
@@ -109,6 +114,37 @@ def test_render_test(rules: str) -> None:
     for players in (3, 8):
         render_test(lambda render_mode=None: env(players=players, rules=rules, render_mode=render_mode),
                     custom_tests={"ansi": has_table})
+
+
+PACKAGE_DIR = pathlib.Path(popejoan_env.__file__).parent
+
+
+@pytest.mark.parametrize(("players", "rules"), [(3, "modern"), (6, "victorian")])
+def test_pettingzoos_own_tests_hear_no_warning_from_us(players: int, rules: str) -> None:
+    """api_test (it resets with options={"options": 1} to check the argument exists), seed_test, render_test,
+    the state tests and parallel_api_test over the turn-based parallel view: PettingZoo may warn about our
+    design (dict observations), but no warning comes from us, and nothing of ours reaches stderr."""
+    from pettingzoo.test import parallel_api_test
+    from pettingzoo.test.state_test import test_state, test_state_space
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    err = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(err), \
+            contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("always")
+        api_test(env(players=players, rules=rules), num_cycles=20)
+        api_test(raw_env(players=players, rules=rules), num_cycles=20)
+        api_test(raw_env(players=players, rules=rules, auto_forced=True, deals=2), num_cycles=20)
+        seed_test(lambda: env(players=players, rules=rules), num_cycles=10)
+        render_test(lambda render_mode=None: env(players=players, rules=rules, render_mode=render_mode))
+        test_state_space(env(players=players, rules=rules))
+        test_state(env(players=players, rules=rules), num_cycles=10)
+        parallel_api_test(turn_based_aec_to_parallel(env(players=players, rules=rules)), num_cycles=20)
+    assert caught, "PettingZoo's own notices were heard: the listening works"
+    ours = [f"{w.filename}:{w.lineno}: {w.message}" for w in caught
+            if pathlib.Path(w.filename).is_relative_to(PACKAGE_DIR) or "pope" in str(w.message).lower()]
+    assert ours == []
+    assert "pope" not in err.getvalue().lower()
 
 
 def test_import_and_registry() -> None:
@@ -432,11 +468,27 @@ def test_bad_options_are_refused_and_change_nothing(options: Any, named: str) ->
                           twin.observe(twin.agent_selection)["observation"])
 
 
-def test_unknown_option_keys_only_warn() -> None:
+def test_option_keys_not_ours_are_ignored_silently() -> None:
+    e, twin = raw_env(players=4), raw_env(players=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        e.reset(seed=1, options={"options": 1, "colour": "red", "seed": 3})  # api_test's probe, someone else's keys
+    twin.reset(seed=1)
+    assert e.deal.initial_hands == twin.deal.initial_hands and e.agents
+
+
+@pytest.mark.parametrize(("key", "says"), [
+    ("balance", "did you mean 'balances'"), ("boards", "did you mean 'board'"), ("Deal", "did you mean 'deal'"),
+    ("deals", "did you mean 'deal'"), ("hands", "belongs inside options['deal']"),
+    ("dead", "belongs inside options['deal']"), ("dealr", "did you mean options['deal']['dealer']"),
+])
+def test_a_near_miss_of_an_option_key_is_refused_and_changes_nothing(key: str, says: str) -> None:
     e = raw_env(players=4)
-    with pytest.warns(UserWarning, match="colour"):
-        e.reset(seed=1, options={"colour": "red"})
-    assert e.agents
+    e.reset(seed=1)
+    hands = e.deal.initial_hands
+    with pytest.raises(InvalidDealError, match=re.escape(says)):
+        e.reset(seed=2, options={key: [48, 48, 48, 48]})
+    assert e.deal.initial_hands == hands
 
 
 def test_seeding_and_stream() -> None:

@@ -910,7 +910,7 @@ gym_configs = st.fixed_dictionaries({
 @fuzz(40)
 @given(config=gym_configs, seed=st.integers(0, 2**32), plan=action_plans())
 def test_gym_env_step_refuses_bad_actions_without_a_trace(config: dict[str, Any], seed: int, plan: list[Any]) -> None:
-    env = PopeJoanGymEnv(**config)
+    env = PopeJoanGymEnv(**config, illegal_action="raise")  # illegal cards refused; "terminate": test_gym_env.py
     obs, _ = env.reset(seed=seed)
     assert env.observation_space.contains(obs)
     for proposal in plan:

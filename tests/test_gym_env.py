@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import collections
+import hashlib
+import json
 import warnings
+from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -29,21 +31,29 @@ def play_episode(env: PopeJoanGymEnv, rng: np.random.Generator, seed: int | None
             return observations, rewards, info
 
 
-class LegalOnly(gym.ActionWrapper):
-    """Test helper: gymnasium's checker steps with unmasked random actions; map them to a legal card."""
+def checker_warnings(check: Any, env: PopeJoanGymEnv, **kwargs: Any) -> list[str]:
+    """Run an env checker; the warnings it raised, but for gymnasium's notice that an env built without
+    ``gymnasium.make`` has no spec to test other render modes with."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check(env, **kwargs)
+    return [str(w.message) for w in caught if "spec" not in str(w.message)]
 
-    def action(self, action: int) -> int:
-        legal = np.flatnonzero(self.env.unwrapped.action_masks())
-        return int(action) if action in legal else int(legal[0])
 
-
-def test_gymnasium_env_checker_passes() -> None:
+@pytest.mark.parametrize("render_mode", [None, "ansi"])
+def test_gymnasiums_env_checker_passes_on_the_env_as_shipped(render_mode: str | None) -> None:
     from gymnasium.utils.env_checker import check_env
 
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*infinity.*")  # balances are unbounded (credit)
-        warnings.filterwarnings("ignore", message=".*different from the unwrapped.*")  # LegalOnly, on purpose
-        check_env(LegalOnly(PopeJoanGymEnv(players=4, opponents="random")), skip_render_check=True)
+    # The checker steps with unmasked random cards: without a wrapper they end episodes (illegal_action).
+    env = PopeJoanGymEnv(players="3,5", opponents="random", render_mode=render_mode)
+    assert checker_warnings(check_env, env) == []
+
+
+def test_stable_baselines3s_env_checker_passes_on_the_env_as_shipped() -> None:
+    pytest.importorskip("stable_baselines3", reason="pip install -e '.[train]'")
+    from stable_baselines3.common.env_checker import check_env
+
+    assert checker_warnings(check_env, PopeJoanGymEnv(players=4, opponents="stops_first")) == []
 
 
 def test_spaces_and_observation_is_the_learners_view() -> None:
@@ -159,16 +169,126 @@ def test_opponent_mix_parsing_and_errors() -> None:
         PopeJoanGymEnv(opponents="self").reset(seed=0)
 
 
-def test_illegal_action_is_refused_and_changes_nothing() -> None:
-    env = PopeJoanGymEnv(players=4, opponents="random")
+def test_an_illegal_card_ends_the_episode_with_the_penalty_and_says_so() -> None:
+    env = PopeJoanGymEnv(players=4, opponents="random", reward_scale=0.5)
+    rng = np.random.default_rng(8)
+    for episode in range(30):
+        env.reset(seed=episode)
+        rewards = []
+        for _ in range(int(rng.integers(0, 4))):  # a few legal cards first, so some counters have moved
+            _, reward, terminated, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            rewards.append(reward)
+            if terminated:
+                break
+        else:
+            legal = np.flatnonzero(env.action_masks()).tolist()
+            illegal = int(rng.choice(np.flatnonzero(~env.action_masks())))
+            plays = list(env._deal.plays)
+            obs, reward, terminated, truncated, info = env.step(np.int64(illegal))
+            assert env._deal.plays == plays, "the illegal card is not played"
+            assert terminated and not truncated
+            assert info["illegal_action"] == illegal and info["legal"] == legal and info["winner"] is None
+            # the penalty, and the counters moved since the last decision (the dressing, before the first)
+            assert sum(rewards) + reward == (info["counters"] - 100.0) * 0.5
+            assert env.observation_space.contains(obs) and not env.action_masks().any()
+            with pytest.raises(PopeJoanError, match="episode is over"):
+                env.step(legal[0])
+    custom = PopeJoanGymEnv(players=3, opponents="random", illegal_reward=-7)
+    custom.reset(seed=0)
+    _, reward, _, _, info = custom.step(int(np.flatnonzero(~custom.action_masks())[0]))
+    assert reward == info["counters"] - 7.0
+
+
+@pytest.mark.parametrize("illegal_action", ["terminate", "raise"])
+def test_actions_outside_the_action_space_are_refused_and_change_nothing(illegal_action: str) -> None:
+    env = PopeJoanGymEnv(players=4, opponents="random", illegal_action=illegal_action)
+    env.reset(seed=5)
+    mask, plays = env.action_masks(), list(env._deal.plays)
+    for action in (-1, 52, 1000, True, None, "AS", 2.0):
+        with pytest.raises(IllegalActionError, match="card id 0..51"):
+            env.step(action)
+    assert np.array_equal(env.action_masks(), mask) and env._deal.plays == plays
+
+
+def test_illegal_action_raise_refuses_an_illegal_card_and_changes_nothing() -> None:
+    env = PopeJoanGymEnv(players=4, opponents="random", illegal_action="raise")
     env.reset(seed=5)
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     plays = list(env._deal.plays)
     with pytest.raises(IllegalActionError, match="seat"):
         env.step(illegal)
-    assert env._deal.plays == plays
+    assert env._deal.plays == plays and env.action_masks().any()
     with pytest.raises(PopeJoanError, match="reset"):
         PopeJoanGymEnv(players=4).step(0)
+
+
+def test_bad_illegal_action_options_are_refused() -> None:
+    with pytest.raises(PopeJoanError, match="illegal_action must be one of"):
+        PopeJoanGymEnv(illegal_action="ignore")
+    for bad in (float("nan"), "much", None, True):
+        with pytest.raises(PopeJoanError, match="illegal_reward"):
+            PopeJoanGymEnv(illegal_reward=bad)
+
+
+MASKED_PLAY_DIGEST = "e59fe81a20ebf6687f895609c1147cf37bcddde18e734ecf46a3753ea12ca3f6"
+"""sha256 of ``masked_play_digest()``, recorded before illegal cards could end an episode (when they raised)."""
+
+
+def masked_play_digest(**env_kwargs: Any) -> str:
+    """sha256 over every observation, mask, reward and last ``info`` of 30 episodes of masked random play."""
+    h = hashlib.sha256()
+    env = PopeJoanGymEnv(players="3,4,6", opponents="random:1,stops_first:1", deals=2, **env_kwargs)
+    rng = np.random.default_rng(0)
+    for episode in range(30):
+        obs, _ = env.reset(seed=episode if episode % 3 == 0 else None)
+        h.update(obs.tobytes())
+        while True:
+            mask = env.action_masks()
+            h.update(mask.tobytes())
+            obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+            h.update(obs.tobytes())
+            h.update(repr((float(reward), terminated, truncated)).encode())
+            if terminated:
+                h.update(json.dumps(info, sort_keys=True).encode())
+                break
+    return h.hexdigest()
+
+
+def test_masked_play_is_unchanged_by_the_illegal_card_rule() -> None:
+    # Every legal step gives what it gave before the rule existed, in either mode.
+    assert masked_play_digest() == MASKED_PLAY_DIGEST
+    assert masked_play_digest(illegal_action="raise") == MASKED_PLAY_DIGEST
+
+
+def test_maskable_ppo_trains_the_same_model_whatever_illegal_cards_do() -> None:
+    torch = pytest.importorskip("torch", reason="pip install torch==2.13.0 && pip install -e '.[train]'")
+    sb3_contrib = pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
+    torch.set_num_threads(1)
+
+    def train(illegal_action: str) -> tuple[list[np.ndarray], dict[str, Any]]:
+        env = PopeJoanGymEnv(players=4, opponents="random", illegal_action=illegal_action)
+        model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=2, seed=0,
+                                        device="cpu", policy_kwargs=dict(net_arch=[16]))
+        model.learn(256)
+        buffer = model.rollout_buffer
+        return ([buffer.observations, buffer.actions, buffer.rewards, buffer.action_masks],
+                model.policy.state_dict())
+
+    rollout, params = train("terminate")
+    rollout_raise, params_raise = train("raise")  # "raise" is the step as it was before the rule
+    assert all(np.array_equal(a, b) for a, b in zip(rollout, rollout_raise))
+    assert params.keys() == params_raise.keys() and all(torch.equal(params[k], params_raise[k]) for k in params)
+
+
+def test_unmasked_ppo_trains_on_the_view_and_meets_the_penalty() -> None:
+    torch = pytest.importorskip("torch", reason="pip install torch==2.13.0 && pip install -e '.[train]'")
+    sb3 = pytest.importorskip("stable_baselines3", reason="pip install -e '.[train]'")
+    torch.set_num_threads(1)
+    env = PopeJoanGymEnv(players=4, opponents="random")
+    model = sb3.PPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu",
+                    policy_kwargs=dict(net_arch=[16]))
+    model.learn(64)
+    assert (model.rollout_buffer.rewards == -100.0).any()  # a random card is mostly illegal
 
 
 def test_same_seed_same_episodes_different_seed_different() -> None:
@@ -247,6 +367,8 @@ def test_balances_start_as_in_a_session_or_drawn_from_a_range() -> None:
     assert min(seen) >= -5 and max(seen) <= 10 and len(seen) > 5
     with pytest.raises(PopeJoanError, match="balance_range"):
         PopeJoanGymEnv(balance_range=(3, 1))
+    with pytest.raises(PopeJoanError, match="observation's bound"):
+        PopeJoanGymEnv(balance_range=(0, 2**20))  # the observation Box could not hold it
 
 
 def test_the_old_wrappers_module_is_a_deprecated_alias() -> None:

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from ray.rllib.core.columns import Columns  # noqa: E402
 from popejoan_env.observation import OBS_SIZE  # noqa: E402
 from popejoan_env.players import make_player  # noqa: E402
 from popejoan_env.players.learned import load_policy, read_metadata  # noqa: E402
-from popejoan_env.envs.rllib_env import AGENTS, MixedTablesEnv  # noqa: E402
+from popejoan_env.envs.rllib_env import AGENTS, MixedTablesEnv, configure  # noqa: E402
 from popejoan_env.envs.rllib_policy import MaskedPolicyModule, SeatModules, export_policy  # noqa: E402
 from popejoan_env.tournament import run_duplicate  # noqa: E402
 
@@ -133,6 +134,53 @@ def test_the_module_masks_illegal_cards_and_exports_the_same_network(tmp_path) -
     policy = load_policy(path)
     assert read_metadata(path)["algorithm"] == "RLlib PPO"
     np.testing.assert_allclose(policy.logits(np.array(rows))[legal], out.detach().numpy()[legal], rtol=1e-5, atol=1e-5)
+
+
+def test_configure_sets_up_a_fresh_ppo_config_that_trains_with_rllibs_env_check_on() -> None:
+    import logging
+
+    import ray
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    mine = []  # a hook of the researcher's own survives configure
+    config = PPOConfig().callbacks(on_environment_created=lambda **kwargs: mine.append(1))
+    config = configure(config, players=[3, 4], rules="victorian", seed=0, net_arch=[16], snapshots=1,
+                       snapshot_prob=0.5)
+    config = (config.env_runners(num_env_runners=0, num_envs_per_env_runner=1)
+              .training(train_batch_size_per_learner=128, minibatch_size=64, num_epochs=1))
+    assert config.disable_env_checking is False and config.policies_to_train == ["main"]
+    assert config.env_config["table_sizes"] == [3, 4] and config.env_config["rules"]["preset"] == "victorian"
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=1, include_dashboard=False, logging_level=logging.ERROR)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        algo = config.build_algo()
+        assert mine and torch.get_num_threads() == 1  # the env runner (here, this process) got one thread
+        result = algo.train()
+        assert result["env_runners"]["num_env_steps_sampled"] >= 128 and "main" in result["learners"]
+        module = algo.get_module("main")
+        assert isinstance(module, MaskedPolicyModule) and set(algo.config.policies) == {"main", "snapshot_0"}
+        algo.stop()
+    finally:
+        torch.set_num_threads(threads)
+        if started:
+            ray.shutdown()
+
+
+@pytest.mark.parametrize(("kwargs", "says"), [
+    ({"players": [2]}, "players"), ({"rules": "georgian"}, "georgian"), ({"net_arch": [0]}, "net_arch"),
+    ({"activation": "gelu"}, "activation"), ({"snapshots": -1}, "snapshots"), ({"snapshot_prob": 2}, "snapshot_prob"),
+    ({"torch_threads": 0}, "torch_threads"),
+])
+def test_configure_refuses_bad_arguments_clearly(kwargs: dict[str, Any], says: str) -> None:
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from popejoan_env.errors import PopeJoanError
+
+    with pytest.raises(PopeJoanError, match=says):
+        configure(PPOConfig(), **kwargs)
 
 
 def _run(args: list[str], timeout: float = 300) -> subprocess.CompletedProcess:

@@ -164,8 +164,7 @@ def test_bad_model_files_give_clear_errors(tiny_run: str, tmp_path) -> None:
         load_player(truncated)
     plain = tmp_path / "plain_sb3.zip"
     _rewrite(good, str(plain), {META_NAME: None})
-    with pytest.raises(ModelFileError, match="without popejoan metadata"):
-        load_player(plain)
+    assert read_metadata(plain)["plain_sb3"] and load_player(plain)  # a plain SB3 zip loads (tests/test_sb3_zip.py)
     damaged = tmp_path / "damaged.zip"
     _rewrite(good, str(damaged), {"policy.pth": b"\x00garbage" * 100})
     with pytest.raises(ModelFileError, match="weights"):

@@ -41,6 +41,29 @@ The learner is only asked about **real decisions**:
 ``info`` of the last step holds ``counters`` (the raw delta of the episode),
 ``players``, ``learner``, ``winner`` and ``opponents`` (names by seat).
 
+**Illegal actions.**  ``Discrete(52)`` holds every card id, but only the
+masked ones are legal.  With ``illegal_action="terminate"`` (default) a card id
+that is not legal ends the episode at once, as PettingZoo's classic games do
+(``TerminateIllegalWrapper``, the default of our AEC ``env()``): nothing is
+played, the step's reward is ``illegal_reward`` counters (default -100, the
+AEC env's, worse than a deal's outcome) plus the change of the learner's
+balance since its previous decision (times ``reward_scale``, like every
+reward), ``terminated`` is True, and ``info`` holds ``illegal_action`` (the
+card id), ``legal`` (the legal ids) and the end-of-episode keys, ``counters``
+being the learner's change before the illegal card (so the rewards of such an
+episode sum to ``counters`` plus the penalty).  Why terminate rather than
+raise: an unmasked agent (plain PPO, DQN) and generic tools (the ``check_env``
+of gymnasium and of Stable-Baselines3, which step with unmasked random
+actions) then run, and the penalty teaches an unmasked agent to play legal
+cards; a masked agent (MaskablePPO) never plays an illegal card, so its
+episodes, and the model it trains, are exactly those of ``"raise"``.  With
+``illegal_action="raise"`` an illegal card raises ``IllegalActionError``
+(naming the seat and the legal cards) and changes nothing: for a researcher
+who wants a bug in their masking to stop the run.  An action outside the
+action space (not an integer, or not 0..51) is always refused with
+``IllegalActionError``, and a step after the episode's end with a
+``PopeJoanError``.
+
 >>> env = PopeJoanGymEnv(players=4, opponents="random")
 >>> obs, info = env.reset(seed=3)
 >>> done, total = False, 0.0
@@ -65,8 +88,9 @@ from gymnasium import spaces
 from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.checks import as_int, as_seed, brief, renamed, split_list
 from popejoan_env.engine import Deal
+from popejoan_env.envs.pettingzoo_aec import ILLEGAL_REWARD
 from popejoan_env.errors import IllegalActionError, PopeJoanError
-from popejoan_env.observation import OBS_SIZE, Encoder
+from popejoan_env.observation import MAX_COUNTERS, OBS_SIZE, Encoder, bounds
 from popejoan_env.opponents import SELF, OpponentMixError, OpponentPool, parse_mix
 from popejoan_env.render import describe
 from popejoan_env.rules import RulesLike, check_players, resolve_rules
@@ -74,7 +98,11 @@ from popejoan_env.seat_view import seat_view
 from popejoan_env.session import Session
 from popejoan_env.table import play_until
 
-__all__ = ["SELF", "OpponentMixError", "PopeJoanGymEnv", "make_vec_env", "parse_mix", "table_sizes"]
+__all__ = ["ILLEGAL_ACTIONS", "SELF", "OpponentMixError", "PopeJoanGymEnv", "make_vec_env", "parse_mix",
+           "table_sizes"]
+
+ILLEGAL_ACTIONS = ("terminate", "raise")
+"""What ``step`` does with a card id that is not legal: end the episode with ``illegal_reward``, or raise."""
 
 
 def episode_options(deals: object, balance_range: object) -> tuple[int, tuple[int, int] | None]:
@@ -89,7 +117,25 @@ def episode_options(deals: object, balance_range: object) -> tuple[int, tuple[in
         lo, hi = 1, 0
     if lo > hi:
         raise PopeJoanError(f"balance_range must be two integers (low, high), low <= high; got {brief(balance_range)}")
+    # The observation scales balances into a bounded Box (observation.bounds): refuse what it could not hold.
+    limit = MAX_COUNTERS // 2
+    if max(-lo, hi) > limit:
+        raise PopeJoanError(f"balance_range must lie within ±{limit:,} (the observation's bound), "
+                            f"got {brief(balance_range)}")
     return int(deals), (lo, hi)  # type: ignore[call-overload]
+
+
+def illegal_options(illegal_action: object, illegal_reward: object) -> tuple[str, float]:
+    """What an illegal card does (``ILLEGAL_ACTIONS``) and its reward in counters, checked."""
+    if illegal_action not in ILLEGAL_ACTIONS:
+        raise PopeJoanError(f"illegal_action must be one of {list(ILLEGAL_ACTIONS)}, got {brief(illegal_action)}")
+    try:
+        reward = float(illegal_reward)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        reward = float("nan")
+    if isinstance(illegal_reward, bool) or not np.isfinite(reward):
+        raise PopeJoanError(f"illegal_reward must be a finite number of counters, got {brief(illegal_reward)}")
+    return str(illegal_action), reward
 
 
 def table_sizes(players: int | Sequence[int] | str) -> tuple[int, ...]:
@@ -113,7 +159,7 @@ def table_sizes(players: int | Sequence[int] | str) -> tuple[int, ...]:
 class PopeJoanGymEnv(gym.Env):
     """One learner seat against a pool of opponents; only the learner's real decisions are steps."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(
         self,
@@ -129,16 +175,19 @@ class PopeJoanGymEnv(gym.Env):
         balance_range: tuple[int, int] | None = None,
         render_mode: str | None = None,
         auto_single: bool | None = None,
+        illegal_action: str = "terminate",
+        illegal_reward: float = ILLEGAL_REWARD,
     ) -> None:
         self.rules = resolve_rules(rules)
         self.table_sizes = table_sizes(players)
         self.deals, self.balance_range = episode_options(deals, balance_range)
+        self.illegal_action, self.illegal_reward = illegal_options(illegal_action, illegal_reward)
         self.lone_leads = bool(renamed("auto_single", auto_single, "lone_leads", lone_leads))
         self.reward_scale = float(reward_scale)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise PopeJoanError(f"render_mode must be None or 'ansi', got {brief(render_mode)}")
         self.render_mode = render_mode
-        self.observation_space = spaces.Box(-np.inf, np.inf, shape=(OBS_SIZE,), dtype=np.float32)
+        self.observation_space = spaces.Box(*bounds(), shape=(OBS_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(NUM_CARD_IDS)
         self.pool = OpponentPool(opponents, self.rules, snapshots, max_snapshots, snapshot_deterministic)
         self.mix = self.pool.mix
@@ -191,11 +240,13 @@ class PopeJoanGymEnv(gym.Env):
         if not self._mask.any():
             raise PopeJoanError(f"the episode is over (learner seat {self._learner}); call reset()")
         card = as_int(action)
-        if card is None:
+        if card is None or not 0 <= card < NUM_CARD_IDS:
             raise IllegalActionError(
                 f"learner (seat {self._learner}) cannot play {brief(action)}: an action is a card id 0..51 (an int); "
                 f"legal: {np.flatnonzero(self._mask).tolist()}"
             )
+        if not self._mask[card] and self.illegal_action == "terminate":
+            return self._end_illegal(card)
         deal.play(card)  # an illegal card raises IllegalActionError naming the seat and the legal cards
         more = self._advance()
         balance = self._balance()
@@ -203,15 +254,28 @@ class PopeJoanGymEnv(gym.Env):
         self._balance_mark = balance
         if more:
             return self._observe(), reward, False, False, {}
-        info = {
-            "counters": balance - self._start_balance,
-            "players": self._players,
-            "learner": self._learner,
-            "winner": self._deal.winner if self._deal is not None else None,
-            "opponents": list(self._opponent_names),
-        }
+        info = self._final_info(self._deal.winner)
         self._mask[:] = False
         return self._last_obs, reward, True, False, info
+
+    def _end_illegal(self, card: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """End the episode on an illegal card: nothing played, ``illegal_reward`` (scaled), ``info`` says why."""
+        info = self._final_info(None)
+        info["illegal_action"] = card
+        info["legal"] = np.flatnonzero(self._mask).tolist()
+        self._mask[:] = False
+        reward = (self._balance() - self._balance_mark + self.illegal_reward) * self.reward_scale
+        return self._observe(), reward, True, False, info
+
+    def _final_info(self, winner: int | None) -> dict[str, Any]:
+        """``info`` of an episode's last step."""
+        return {
+            "counters": self._balance() - self._start_balance,
+            "players": self._players,
+            "learner": self._learner,
+            "winner": winner,
+            "opponents": list(self._opponent_names),
+        }
 
     def action_masks(self) -> np.ndarray:
         """Legal cards of the learner now, as bool[52] (what MaskablePPO reads)."""

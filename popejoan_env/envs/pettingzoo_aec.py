@@ -155,6 +155,7 @@ reads it, and an agent that acts on it cheats.
 
 from __future__ import annotations
 
+import difflib
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -200,6 +201,25 @@ def env(**kwargs: Any) -> AECEnv:
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     return ClearErrorsWrapper(e)
+
+
+def _meant_option(key: str) -> str | None:
+    """What a reset option key that is not ours most likely meant (a typo, a deal key not inside ``deal``),
+    or None for a key that is simply someone else's.
+
+    Gymnasium's and PettingZoo's envs ignore options they do not take, and tools pass their own: PettingZoo's
+    ``api_test`` calls ``reset(seed=0, options={"options": 1})`` only to check that ``reset`` takes an
+    argument of that name.  So such keys are ignored, silently; but a near miss of one of our keys would
+    silently deal a random deal instead of the one meant, so it is refused.
+    """
+    folded = key.lower()
+    if folded in _DEAL_KEYS:
+        return "it belongs inside options['deal']"
+    near = difflib.get_close_matches(folded, _OPTION_KEYS + _DEAL_KEYS, n=1, cutoff=0.75)
+    if not near:
+        return None
+    where = f"options['deal'][{near[0]!r}]" if near[0] in _DEAL_KEYS else repr(near[0])
+    return f"did you mean {where}?"
 
 
 class ClearErrorsWrapper(wrappers.OrderEnforcingWrapper):
@@ -408,10 +428,12 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             return None, None, None
         if not isinstance(options, Mapping):
             raise InvalidDealError(f"reset options must be a mapping with keys {list(_OPTION_KEYS)}, got {brief(options)}")
-        unknown = sorted(str(k) for k in options if k not in _OPTION_KEYS)
-        if unknown:
-            warnings.warn(f"{ENV_NAME}: reset ignores unknown option(s) {unknown}; options are {list(_OPTION_KEYS)}",
-                          stacklevel=3)
+        for key in options:
+            if key not in _OPTION_KEYS:
+                meant = _meant_option(str(key))
+                if meant is not None:
+                    raise InvalidDealError(f"reset options: {brief(key)} is not an option ({meant}); "
+                                           f"options are {list(_OPTION_KEYS)}")
         explicit = None
         spec = options.get("deal")
         if spec is not None:

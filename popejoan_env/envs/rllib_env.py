@@ -9,13 +9,15 @@ wrapper hands a seat its sum when it next acts and at the end of the deal, so
 a seat's rewards over an episode sum to its delta (times ``reward_scale``).
 
 The networks RLlib trains on it, the seat-to-module mapping and the export to
-a model file are ``envs.rllib_policy``.  Importing this module imports ray
-(``pip install 'popejoan[ray]'``).
+a model file are ``envs.rllib_policy``.  ``configure`` sets up a researcher's
+own ``PPOConfig`` (or any new-API-stack ``AlgorithmConfig``) with all of it.
+Importing this module imports ray (``pip install 'popejoan[ray]'``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -24,8 +26,10 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
 from popejoan_env.envs.pettingzoo_aec import env as aec_env
+from popejoan_env.checks import brief
+from popejoan_env.envs.gymnasium_env import table_sizes
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.rules import MAX_PLAYERS, Rules, check_players, resolve_rules
+from popejoan_env.rules import MAX_PLAYERS, Rules, RulesLike, check_players, resolve_rules
 
 AGENTS = [f"player_{i}" for i in range(MAX_PLAYERS)]
 """Every agent id an episode may use (a table of n seats uses the first n)."""
@@ -74,9 +78,93 @@ class MixedTablesEnv(MultiAgentEnv):
         """Play the acting seat's card; rewards (scaled) of the seats that report them."""
         obs, rewards, terminated, truncated, infos = self.table.step(action_dict)
         rewards = {a: float(r) * self.reward_scale for a, r in rewards.items()}
-        if terminated.get("__all__") or truncated.get("__all__"):
-            self.agents = []
+        # ``agents`` keeps the table's seats until the next reset: the last step's observations are theirs
+        # (RLlib's env check requires every observed agent among ``agents``).
         return obs, rewards, terminated, truncated, infos
 
 
-__all__ = ["AGENTS", "MixedTablesEnv"]
+def configure(
+    config: Any,
+    players: int | Sequence[int] | str = 4,
+    rules: RulesLike = "modern",
+    *,
+    reward_scale: float = 1.0,
+    seed: int | None = None,
+    net_arch: Sequence[int] = (128, 128),
+    activation: str = "tanh",
+    snapshots: int = 0,
+    snapshot_prob: float = 0.0,
+    torch_threads: int | None = 1,
+) -> Any:
+    """Set up an RLlib ``AlgorithmConfig`` (a ``PPOConfig``) for Pope Joan self-play; returns the config.
+
+    ::
+
+        from ray.rllib.algorithms.ppo import PPOConfig
+        from popejoan_env.envs.rllib_env import configure
+
+        config = configure(PPOConfig(), players=[3, 4, 5], rules="modern", seed=0)
+        algo = config.training(lr=3e-4, train_batch_size_per_learner=4000).build_algo()
+        print(algo.train()["env_runners"]["episode_return_mean"])
+
+    What it sets, and nothing else (the PPO settings, env runners and learners stay yours):
+
+    * the env: ``MixedTablesEnv`` with ``env_config`` (table sizes ``players``, ``rules``,
+      ``reward_scale``, ``seed``: the deals of every env runner follow it); RLlib's env check stays on
+      (an unmasked card it samples ends the episode: the AEC env's ``env()`` rule);
+    * the torch framework and one module per policy, ``MaskedPolicyModule`` (masked logits, its own
+      critic; ``net_arch`` and ``activation``), whose actor ``rllib_policy.export_policy`` writes as a
+      model file ``make_player`` plays;
+    * the agents-to-modules mapping: every seat plays ``main`` (self-play, shared weights); with
+      ``snapshots=K``, each seat but one plays, with chance ``snapshot_prob``, one of the frozen
+      ``snapshot_0..K-1`` (``SeatModules``; only ``main`` trains; refreshing them with ``main``'s
+      weights is the training loop's job, as ``training/train_rllib.py`` does);
+    * ``torch_threads`` torch threads in every env runner (one by default: on a busy machine two are
+      several times slower; ``None`` leaves torch alone), added to any ``on_environment_created`` hook.
+
+    ``seed`` also seeds RLlib (``debugging(seed=...)``).  Bad arguments raise a ``PopeJoanError``.
+    """
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from popejoan_env.envs.rllib_policy import (
+        ACTIVATIONS, MaskedPolicyModule, SeatModules, module_ids, set_torch_threads,
+    )
+
+    sizes = list(table_sizes(players))
+    rules_dict = resolve_rules(rules).to_dict()
+    arch = [int(w) for w in net_arch] if isinstance(net_arch, (list, tuple)) else []
+    if not arch or any(w < 1 for w in arch):
+        raise PopeJoanError(f"net_arch must be a list of layer widths (positive integers), got {brief(net_arch)}")
+    if activation not in ACTIVATIONS:
+        raise PopeJoanError(f"activation must be one of {sorted(ACTIVATIONS)}, got {brief(activation)}")
+    if type(snapshots) is not int or snapshots < 0:
+        raise PopeJoanError(f"snapshots must be a non-negative integer, got {brief(snapshots)}")
+    if not 0.0 <= float(snapshot_prob) <= 1.0:
+        raise PopeJoanError(f"snapshot_prob must lie in 0..1, got {brief(snapshot_prob)}")
+    if torch_threads is not None and (type(torch_threads) is not int or torch_threads < 1):
+        raise PopeJoanError(f"torch_threads must be None or a positive integer, got {brief(torch_threads)}")
+    modules = module_ids(snapshots)
+    model_config = {"net_arch": arch, "activation": activation}
+    config = (
+        config.environment(MixedTablesEnv, env_config={
+            "table_sizes": sizes, "rules": rules_dict, "reward_scale": float(reward_scale), "seed": seed,
+        })
+        .framework("torch")
+        .multi_agent(policies=set(modules), policy_mapping_fn=SeatModules(snapshots, float(snapshot_prob)),
+                     policies_to_train=["main"])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
+            m: RLModuleSpec(module_class=MaskedPolicyModule, model_config=model_config) for m in modules
+        }))
+    )
+    if torch_threads is not None:
+        hooks = config.callbacks_on_environment_created
+        hooks = [] if hooks is None else list(hooks) if isinstance(hooks, (list, tuple)) else [hooks]
+        config = config.callbacks(on_environment_created=[*hooks, functools.partial(set_torch_threads,
+                                                                                     threads=torch_threads)])
+    if seed is not None:
+        config = config.debugging(seed=seed)
+    return config
+
+
+__all__ = ["AGENTS", "MixedTablesEnv", "configure"]

@@ -125,6 +125,11 @@ class TorchThreads(RLlibCallback):
         torch.set_num_threads(self.threads)
 
 
+def set_torch_threads(*, threads: int, **kwargs: Any) -> None:
+    """An ``on_environment_created`` hook: give the env runner's torch ``threads`` threads."""
+    torch.set_num_threads(threads)
+
+
 def policy_state(weights: Mapping[str, Any] | nn.Module) -> dict[str, torch.Tensor]:
     """The actor's tensors of a module or its weights, under the names ``players.learned`` reads."""
     state = weights.state_dict() if isinstance(weights, nn.Module) else weights
@@ -141,4 +146,4 @@ def export_policy(weights: Mapping[str, Any] | nn.Module, path: str | os.PathLik
 
 
 __all__ = ["ACTIVATIONS", "MaskedPolicyModule", "SeatModules", "TorchThreads", "export_policy", "module_ids",
-           "policy_state"]
+           "policy_state", "set_torch_threads"]

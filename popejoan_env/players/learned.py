@@ -9,6 +9,10 @@ and ``act_batch``, the SB3 batch vec env's opponents and ``pimc_net``'s search a
 go through them.  The default is the **deterministic** policy: the legal card
 with the highest logit.
 
+A zip Stable-Baselines3 saved the ordinary way (``model.save(path)``, no
+``popejoan.json``) loads too: ``players.sb3_zip`` reads what it holds (the
+policy class, the spaces, the actor's shape) and refuses what cannot be played.
+
 A model for another observation version or — when the caller says which rules
 it will play — other rules is refused with a ``ModelMismatchError``.  A caller
 that does not say is still protected: the ``SeatView`` carries the rules, and
@@ -32,8 +36,9 @@ from popejoan_env.players import suits
 from popejoan_env.players.base import legal_of
 from popejoan_env.players.model_file import (
     ACTIVATIONS, WEIGHTS_NAME, ModelFileError, ModelMismatchError, check_metadata, linear, model_metadata,
-    read_metadata, read_model, rules_field, save_model, save_state_dict, tensor, trained_rules,
+    read_model, rules_field, save_model, save_state_dict, tensor, trained_rules,
 )
+from popejoan_env.players.sb3_zip import adopt, read_plain_model
 from popejoan_env.rules import Rules, RulesLike, resolve_rules
 from popejoan_env.seat_view import SeatView
 
@@ -102,6 +107,12 @@ class Policy:
     def check(self, wanted: Rules) -> None:
         """Refuse to play rules other than those the model was trained for."""
         if wanted not in self.known_rules:
+            if self.metadata.get("plain_sb3"):
+                raise ModelMismatchError(
+                    f"model {self.path} is a plain Stable-Baselines3 zip: it does not record its rules, so it "
+                    f"plays the presets, not the rules to be played ({_diff(self.rules, wanted)}); record the "
+                    "rules it was trained for with popejoan_env.players.learned.adopt(path, rules=..., players=...)"
+                )
             nearest = min(self.known_rules, key=lambda known: len(_diff(known, wanted).split(", ")))
             names = " and ".join(repr(known.name) for known in self.known_rules)
             raise ModelMismatchError(
@@ -117,10 +128,29 @@ def _diff(have: Rules, want: Rules) -> str:
     return ", ".join(parts) or "same options"
 
 
-def load_policy(path: str | os.PathLike[str], rules: RulesLike = None) -> Policy:
-    """The actor network of a model file; ``rules`` (if given) must be the rules it was trained for."""
+def read_any_model(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict[str, Any], Any]:
+    """(metadata, state_dict or None) of a model file, or of a plain SB3 zip (``sb3_zip``), with clear errors."""
     path = os.fspath(path)
-    meta, state = read_model(path)
+    try:
+        return read_model(path, weights)
+    except ModelFileError:
+        plain = read_plain_model(path, weights)
+        if plain is None:
+            raise
+        return plain
+
+
+def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The metadata of a model file (its ``popejoan.json``), or what a plain SB3 zip implies (``sb3_zip``)."""
+    meta, _ = read_any_model(path, weights=False)
+    return meta
+
+
+def load_policy(path: str | os.PathLike[str], rules: RulesLike = None) -> Policy:
+    """The actor network of a model file or a plain SB3 zip; ``rules`` (if given) must be the rules it was
+    trained for."""
+    path = os.fspath(path)
+    meta, state = read_any_model(path)
     policy = policy_from_state(state, meta, path)
     if rules is not None:
         policy.check(resolve_rules(rules))
@@ -236,7 +266,7 @@ def load_player(path: str | os.PathLike[str], seed: int | None = None,
 
 
 __all__ = [
-    "LearnedPlayer", "ModelFileError", "ModelMismatchError", "Policy", "load_player",
-    "load_policy", "model_metadata", "policy_from_state", "read_metadata", "rules_field", "save_model",
-    "save_state_dict", "trained_rules",
+    "LearnedPlayer", "ModelFileError", "ModelMismatchError", "Policy", "adopt", "load_player",
+    "load_policy", "model_metadata", "policy_from_state", "read_any_model", "read_metadata", "rules_field",
+    "save_model", "save_state_dict", "trained_rules",
 ]

@@ -333,6 +333,41 @@ def tensor(state: Mapping[str, Any], key: str, ndim: int, path: str) -> np.ndarr
     return array
 
 
+# ---------------------------------------------------------------- a zip Stable-Baselines3 saved on its own
+SB3_DATA_NAME = "data"
+"""Zip member in which Stable-Baselines3 keeps a model's attributes, as JSON."""
+MAX_SB3_DATA_BYTES = 16 * 2**20
+"""Largest ``data`` read, unpacked (it carries the last observations of every env: ~7 kB per env)."""
+
+
+def read_sb3_zip(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict[str, Any], Any] | None:
+    """(SB3's ``data`` JSON, the ``policy.pth`` state_dict or None) of a zip Stable-Baselines3 saved without
+    ``popejoan.json``, read as ``read_model`` reads (bounded, no pickle); None for any other file."""
+    path = os.fspath(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            if (len(names) > MAX_MEMBERS or META_NAME in names
+                    or SB3_DATA_NAME not in names or WEIGHTS_NAME not in names):
+                return None
+            text = _member(archive, path, SB3_DATA_NAME, MAX_SB3_DATA_BYTES)
+            try:
+                data = json.loads(text.decode("utf-8"))
+            except (RecursionError, ValueError) as err:
+                raise ModelFileError(f"{path}: Stable-Baselines3's {SB3_DATA_NAME} is not valid JSON: "
+                                     f"{_clip(str(err))}") from None
+            if not isinstance(data, dict):
+                raise ModelFileError(f"{path}: Stable-Baselines3's {SB3_DATA_NAME} holds a "
+                                     f"{type(data).__name__}, not an object of the model's attributes")
+            state = _load_weights(_member(archive, path, WEIGHTS_NAME, MAX_WEIGHTS_BYTES), path) if weights else None
+    except ModelFileError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, RuntimeError, NotImplementedError,
+            ValueError):  # not a readable zip: read_model names the problem
+        return None
+    return data, state
+
+
 __all__ = [
     "ACTIVATIONS", "MAX_MEMBERS", "MAX_METADATA_BYTES", "MAX_WEIGHTS_BYTES", "META_NAME", "MODEL_FORMAT",
     "ModelFileError", "ModelMismatchError", "WEIGHTS_NAME", "check_metadata", "linear", "model_metadata",
