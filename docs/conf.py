@@ -36,6 +36,8 @@ html_static_path: list[str] = []
 
 default_role = "code"
 """Single backticks in docstrings are code, as in the rest of the package's docstrings."""
+add_module_names = False
+"""Signatures show `Deal.play`, not the full dotted path: the page heading already names the module."""
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_default_options = {"members": True, "show-inheritance": True, "ignore-module-all": True}

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import importlib
+import pathlib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -69,6 +70,12 @@ def _source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     source[0] = generate(source[0])
 
 
+def _generated_pages(app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
+    """Pages with generated parts are read again on every build: their sources change outside ``docs/``."""
+    return [name for name in env.found_docs
+            if PAGE.match(text := pathlib.Path(env.doc2path(name)).read_text()) or TABLE.search(text)]
+
+
 def _cells(line: str) -> list[str]:
     return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
 
@@ -108,5 +115,6 @@ def _process_docstring(app: Sphinx, what: str, name: str, obj: Any, options: Any
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the generators with Sphinx."""
     app.connect("source-read", _source_read)
+    app.connect("env-get-outdated", _generated_pages)
     app.connect("autodoc-process-docstring", _process_docstring)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
