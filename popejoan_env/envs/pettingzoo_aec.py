@@ -78,12 +78,12 @@ observation (the leak tests).  Layout version `OBS_VERSION = 2`; the table is
 has 52 entries indexed by card id (entry 20, the 8♦, is always 0).  Counts are
 stored times a power of two, so `decode` gets them back exactly:
 
-| field | stored as | typical range in play |
+| field | stored as | for example |
 |---|---|---|
-| `board` | counters ÷ 16 | 0 … a few (a compartment grows while it carries over) |
-| `balances` | counters ÷ 64 | around 0.75 (48 counters at the start); negative under credit |
-| `hand_sizes`, `dead_size` | cards ÷ 16 | 0 … 51/16 |
-| `play_order` | place in the deal's history ÷ 64 | 1/64 … 51/64 |
+| `board` | counters ÷ 16 | 6 counters on `pope` after one dressing: 0.375 (a compartment grows while it carries over) |
+| `balances` | counters ÷ 64 | the 48 counters a seat starts with: 0.75 (below 0 under credit) |
+| `hand_sizes`, `dead_size` | cards ÷ 16 | 10 cards (4 players, `modern`): 0.625 |
+| `play_order` | place in the deal's history ÷ 64 | the first card played: 1/64; at most 51/64 |
 
 **The Box bounds.**  The `observation` Box is `[−16384, 65536]` at its widest,
 and those two numbers are bounds, not values to expect.  Counters have no
