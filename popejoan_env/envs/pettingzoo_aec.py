@@ -92,8 +92,8 @@ and a balance on credit can fall without end), yet a Box must be finite and
 must hold every observation the env can produce.  So `observation.bounds()`
 assumes at most `MAX_COUNTERS = 2**20` counters on a compartment or in a
 balance, far beyond any session, while float32 still holds every count
-exactly (integers to 2**24).  Scaled, that is 2**20 ÷ 16 = 65536 for the
-board and ±2**20 ÷ 64 = ±16384 for the balances; every other entry lies in
+exactly (integers up to `2**24`).  Scaled, that is `2**20 / 16 = 65536` for
+the board and `±2**20 / 64 = ±16384` for the balances; every other entry lies in
 [0, 1], or [0, 51/16] for the sizes.  Normalise by the scales above, not by the
 bounds.
 
