@@ -161,7 +161,7 @@ def test_import_and_registry() -> None:
 
 def test_docs_carry_the_observation_table() -> None:
     assert layout_table() in aec_module.__doc__
-    for heading in ("## Rewards", "## Reset and options", "## Version history", "## Actions"):
+    for heading in ("## Rewards", "## Reset and options", "## Version History", "## Action Space"):
         assert heading in aec_module.__doc__
 
 

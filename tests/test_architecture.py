@@ -1,8 +1,7 @@
 """The direction of imports: each layer of the package imports only itself and the layers below it.
 
-``LAYERS`` below is the one list of the layers (lowest first) and what each holds; the README's
-"Architecture" table is generated from it (``layers_table``; ``tests/test_readme.py`` checks it and
-``python tests/test_readme.py`` writes it).
+``LAYERS`` below is the one list of the layers (lowest first) and what each holds; the docs' architecture
+page has its table from it (``layers_table``, called when the site is built: ``docs/_ext/popejoan_docs.py``).
 
 Every ``import``/``from … import`` of ``popejoan_env`` in every module (function-level ones too) is
 checked, nothing in the package imports ``training`` or ``benchmarks``, and no modules import each other
@@ -72,7 +71,7 @@ def layer_of(module: str) -> int:
     for k, layer in enumerate(LAYERS):
         if top in layer.modules:
             return k
-    raise AssertionError(f"popejoan_env.{module} is in no layer: add it to LAYERS and to the README")
+    raise AssertionError(f"popejoan_env.{module} is in no layer: add it to LAYERS")
 
 
 def modules() -> list[tuple[str, pathlib.Path]]:

@@ -1,8 +1,8 @@
-"""README "Recipes for other clients", each run here: PettingZoo's turn-based parallel converter on the env, why
+"""The docs' "Recipes for other clients" (``docs/views.md``), each run here: PettingZoo's turn-based parallel converter on the env, why
 PettingZoo's SB3 action-mask tutorial wrapper must not drive it, and the learner view that gives SB3 the right reward.
 
-The two README code blocks (``<!-- recipe-parallel -->``, ``<!-- recipe-learner -->``) are run as they stand in
-the README, in this process; the other tests pin the behaviour the README states, with numbers.
+The page's two code blocks (``<!-- recipe-parallel -->``, ``<!-- recipe-learner -->``) are run as they stand
+there, in this process; the other tests pin the behaviour the page states, with numbers.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from pettingzoo.utils.conversions import aec_to_parallel, turn_based_aec_to_parallel
-from test_readme import block_after
+from test_docs import DOCS, block_after
 
 from popejoan_env import env
 from popejoan_env.envs.pettingzoo_aec import raw_env
@@ -29,10 +29,14 @@ def maskable_ppo() -> Any:
     return sb3_contrib.MaskablePPO
 
 
-def run_readme_block(marker: str) -> dict[str, Any]:
-    """Run the README code block after ``<!-- marker -->`` in this process; its variables."""
-    namespace: dict[str, Any] = {"__name__": f"readme_{marker.replace('-', '_')}"}
-    exec(compile(block_after(marker), f"README.md <!-- {marker} -->", "exec"), namespace)  # noqa: S102
+VIEWS = DOCS / "views.md"
+"""The page that holds the recipes."""
+
+
+def run_recipe_block(marker: str) -> dict[str, Any]:
+    """Run the code block after ``<!-- marker -->`` on the recipes page in this process; its variables."""
+    namespace: dict[str, Any] = {"__name__": f"recipe_{marker.replace('-', '_')}"}
+    exec(compile(block_after(marker, VIEWS), f"docs/views.md <!-- {marker} -->", "exec"), namespace)  # noqa: S102
     return namespace
 
 
@@ -43,8 +47,8 @@ def session_deltas(e: Any) -> dict[str, int]:
 
 
 # ------------------------------------------------------------------ the parallel API
-def test_readme_parallel_recipe_runs_and_its_rewards_are_the_deltas(capsys) -> None:
-    ns = run_readme_block("recipe-parallel")
+def test_the_parallel_recipe_runs_and_its_rewards_are_the_deltas(capsys) -> None:
+    ns = run_recipe_block("recipe-parallel")
     par, totals = ns["par"], ns["totals"]
     assert par.agents == [] and len(par.unwrapped.records()) == 1
     assert totals == {a: float(d) for a, d in session_deltas(par).items()}
@@ -198,7 +202,7 @@ def random_deals(players: int, deals: int) -> list[tuple[list[str], list[float],
     return out
 
 
-# The README's figures: over these 100 random deals, what the tutorial's stream summed to, and what the seats'
+# The recipes page's figures: over these 100 random deals, what the tutorial's stream summed to, and what the seats'
 # own counters summed to.
 TUTORIAL_STREAM_TOTALS = {3: (559, -942), 4: (1007, -918), 6: (1559, -1062)}
 
@@ -251,7 +255,7 @@ def test_maskable_ppo_on_the_tutorial_stream_credits_every_move_with_the_winners
             mover = int(stream.log[t][0].removeprefix("player_"))
             misled += record["delta"][mover] < 0 < winner_delta  # a loser's move pushed towards the winner's gain
         begin = end + 1
-    # The README's figures (torch-seeded sampling, seed 0): 9 finished deals, 249 moves, 89 of them by a seat
+    # The recipes page's figures (torch-seeded sampling, seed 0): 9 finished deals, 249 moves, 89 of them by a seat
     # that lost counters in its deal; in the first, every move of the seat that lost 21 had the return +17.
     assert (len(ends), begin, misled) == (9, 249, 89)
     assert stream.deals[0]["delta"] == [0, 17, 1, -21] and stream.deals[0]["winner"] == 1
@@ -309,9 +313,9 @@ def test_maskable_ppo_on_the_learner_view_trains_on_the_learners_own_counters() 
     assert len(sizes) >= 2
 
 
-def test_readme_learner_recipe_runs_and_rewards_are_the_learners_counters(capsys) -> None:
+def test_the_learner_recipe_runs_and_rewards_are_the_learners_counters(capsys) -> None:
     maskable_ppo()
-    ns = run_readme_block("recipe-learner")
+    ns = run_recipe_block("recipe-learner")
     episodes = list(ns["model"].ep_info_buffer)
     assert len(episodes) >= 10
     for e in episodes:

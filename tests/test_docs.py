@@ -1,0 +1,250 @@
+"""The docs site and the README: the site builds with warnings as errors and every internal link of the built
+HTML lands on a file and an anchor that exist; its generated parts come from their sources; the README is a
+short door whose links resolve and whose code runs; the code on the docs pages runs as it stands there.
+
+A code block is found by the HTML comment marker before it (``<!-- tour -->``), in the README or in a page."""
+
+from __future__ import annotations
+
+import html.parser
+import pathlib
+import re
+import subprocess
+import sys
+import urllib.parse
+
+import pytest
+
+from popejoan_env.observation import LAYOUT, STATE_LAYOUT, bounds
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+README = ROOT / "README.md"
+sys.path.insert(0, str(DOCS / "_ext"))
+from popejoan_docs import TABLES, generate  # noqa: E402  (docs/_ext is not a package)
+
+
+def block_after(marker: str, page: pathlib.Path = README) -> str:
+    """The fenced code block that follows the HTML comment ``<!-- marker -->`` in a Markdown file."""
+    match = re.search(rf"<!-- {marker} -->\s*```\w*\n(.*?)```", page.read_text(), re.S)
+    assert match, f"no code block after <!-- {marker} --> in {page.relative_to(ROOT)}"
+    return match.group(1)
+
+
+def run_block(marker: str, page: pathlib.Path = README, timeout: int = 120) -> str:
+    """Run a code block in a fresh interpreter from the repository's root; its stdout."""
+    out = subprocess.run([sys.executable, "-c", block_after(marker, page)], capture_output=True, text=True,
+                         timeout=timeout, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+# ------------------------------------------------------------------ the README: a door, not the house
+def test_the_readme_is_under_200_lines() -> None:
+    lines = README.read_text().splitlines()
+    assert len(lines) < 200, f"README.md has {len(lines)} lines; the details belong in docs/"
+
+
+def relative_links(text: str) -> list[str]:
+    """The targets of a Markdown file's links and images that are not web addresses or same-page anchors."""
+    targets = re.findall(r"\]\(([^)\s]+)\)", text) + re.findall(r'src="([^"]+)"', text)
+    return [t for t in targets if not re.match(r"(https?:|mailto:|#)", t)]
+
+
+def test_every_relative_link_of_the_readme_is_a_file_of_the_repository() -> None:
+    links = relative_links(README.read_text())
+    assert len(links) >= 10  # the picture and the doors into the docs: the check is not of nothing
+    for link in links:
+        path = ROOT / urllib.parse.unquote(link.split("#")[0])
+        assert path.is_file(), f"README.md links {link}, which is not a file of the repository"
+
+
+def test_the_readme_env_example_runs_and_prints_each_seats_counters() -> None:
+    code = block_after("env-example")
+    assert len([line for line in code.splitlines() if line.strip()]) <= 10
+    deltas = eval(run_block("env-example").strip().splitlines()[-1])  # noqa: S307 - our own printed list
+    assert len(deltas) == 4 and all(isinstance(d, int) for d in deltas) and any(deltas)
+
+
+def test_quick_start_is_two_one_line_commands() -> None:
+    main, tests = block_after("main-command").strip(), block_after("test-command").strip()
+    for command in (main, tests):
+        assert "\n" not in command and command.startswith("pip install torch==2.13.0 && ")
+    assert "train_ppo.py" in main and "pytest" in tests
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "test-command" in ci
+    extracted = subprocess.run(
+        ["awk", "/<!-- test-command -->/{getline; getline; print; exit}", "README.md"],
+        capture_output=True, text=True, cwd=ROOT, check=True,
+    ).stdout.strip()
+    assert extracted == block_after("test-command").strip()
+
+
+def test_numba_is_a_core_dependency_and_the_commands_name_no_fast_extra() -> None:
+    """The batch engine's rules are compiled loops only: numba is installed with the package, not an extra."""
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    core = re.search(r"^dependencies = \[(.*?)^\]", pyproject, re.S | re.M)
+    assert core and re.search(r'"numba>=', core.group(1))
+    assert not re.search(r"^fast = \[", pyproject, re.M)
+    for command in (block_after("main-command"), block_after("test-command")):
+        assert "fast" not in command
+
+
+def test_the_docs_extra_installs_what_the_site_is_built_with() -> None:
+    docs = re.search(r"^docs = \[(.*?)\]", (ROOT / "pyproject.toml").read_text(), re.M)
+    assert docs, "pyproject.toml has no docs extra"
+    for package in ("sphinx", "furo", "myst-parser"):
+        assert f'"{package}>=' in docs.group(1)
+
+
+# ------------------------------------------------------------------ code on the docs pages
+def test_engine_tour_runs() -> None:
+    out = run_block("tour", DOCS / "getting_started.md")
+    assert "winner" in out and "cannot play KS" in out
+
+
+def test_a_user_written_player_plugs_into_the_tournament_and_the_env() -> None:
+    code = block_after("your-player", DOCS / "getting_started.md")
+    assert len([line for line in code.splitlines() if line.strip()]) <= 16
+    out = run_block("your-player", DOCS / "getting_started.md")
+    assert "highest_first" in out and "stops_first" in out
+
+
+def test_batch_engine_tour_runs() -> None:
+    out = run_block("batch-tour", DOCS / "batch.md", timeout=300)
+    assert int(out.split()[0]) > 100 * 4096
+
+
+# ------------------------------------------------------------------ generated parts
+def environment_page() -> str:
+    """The environment page's Markdown as the build makes it."""
+    return generate((DOCS / "environment.md").read_text())
+
+
+def table_rows(markdown: str) -> set[tuple[str, ...]]:
+    """The cells of every row of every pipe table in a Markdown text."""
+    return {tuple(c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|")))
+            for line in markdown.splitlines() if line.lstrip().startswith("|")}
+
+
+def test_the_environment_page_is_the_env_docstring_and_lists_every_observation_field() -> None:
+    from popejoan_env.envs import pettingzoo_aec
+
+    page = environment_page()
+    assert page.strip() == pettingzoo_aec.__doc__.strip()
+    rows = table_rows(page)
+    for name, start, length, text in LAYOUT + STATE_LAYOUT:
+        assert (name, str(start), str(length), text) in rows, f"the environment page lacks the row of {name}"
+    for heading in ("Arguments", "Observation Space", "Legal Actions Mask", "Action Space", "Rewards",
+                    "Termination and truncation", "Version History"):
+        assert re.search(rf"^#+ {heading}$", page, re.M), f"the environment page has no {heading!r} section"
+
+
+def test_the_box_bounds_the_environment_page_explains_are_the_spaces_bounds() -> None:
+    low, high = bounds()
+    page = environment_page()
+    assert f"[−{int(-low.min())}, {int(high.max())}]" in page
+    assert f"`2**20 / 16 = {int(high.max())}`" in page and f"`±2**20 / 64 = ±{int(-low.min())}`" in page
+
+
+def test_every_generated_table_is_what_its_source_writes() -> None:
+    from test_architecture import LAYERS, layers_table
+
+    assert set(TABLES) == {"layers", "observation-layout", "state-layout"}
+    architecture = generate((DOCS / "architecture.md").read_text())
+    assert layers_table() in architecture and "<!-- table:" not in architecture
+    for k, layer in enumerate(LAYERS):
+        assert f"| {k} | " in architecture and layer.what in architecture
+
+
+def test_an_unknown_generated_table_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="unknown generated table 'nope'"):
+        generate("<!-- table: nope -->\n")
+
+
+@pytest.mark.slow
+def test_the_reward_magnitudes_on_the_environment_page_are_what_simulate_measures() -> None:
+    """Each min … max and mean abs(reward) of the Rewards table, measured again with the page's own command."""
+    page = environment_page()
+    header = next(r for r in table_rows(page) if r[0] == "players")
+    sizes = [int(n) for n in header[1:]]
+    for preset in ("modern", "victorian"):
+        ranges = next(r for r in table_rows(page) if r[0] == f"`{preset}`: min … max")[1:]
+        means = next(r for r in table_rows(page) if r[0] == f"`{preset}`: mean abs(reward)")[1:]
+        for players, stated, mean in zip(sizes, ranges, means):
+            out = subprocess.run(
+                [sys.executable, "-m", "popejoan_env", "simulate", "--players", str(players), "--preset", preset,
+                 "--deals", "10000", "--seed", "1", "--session-length", "1", "--quiet", "--out", "-"],
+                capture_output=True, text=True, check=True, timeout=300, cwd=ROOT,
+            ).stdout
+            deltas = [d for line in out.splitlines() for d in __import__("json").loads(line)["delta"]]
+            assert stated == f"{min(deltas)} … {max(deltas)}".replace("-", "−"), (preset, players)
+            assert mean == f"{sum(abs(d) for d in deltas) / len(deltas):.2f}", (preset, players)
+
+
+# ------------------------------------------------------------------ the built site
+class _Links(html.parser.HTMLParser):
+    """The ids, and the href/src targets, of one HTML page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.targets: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for key, value in attrs:
+            if key in ("id", "name") and value:
+                self.ids.add(value)
+            elif key in ("href", "src") and value:
+                self.targets.append(value)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """The site, built as CI builds it: warnings are errors, every reference must resolve (``-n``)."""
+    out = tmp_path_factory.mktemp("site")
+    build = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-q", "-b", "html", str(DOCS), str(out)],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )
+    assert build.returncode == 0, f"the docs build failed:\n{build.stderr[-4000:]}"
+    return out
+
+
+@pytest.mark.slow
+def test_the_site_builds_and_every_internal_link_lands_on_a_file_and_an_anchor(site: pathlib.Path) -> None:
+    pages = {path: _Links() for path in site.rglob("*.html")}
+    for path, parser in pages.items():
+        parser.feed(path.read_text())
+    checked = 0
+    for path, parser in pages.items():
+        for target in parser.targets:
+            if re.match(r"(https?:|mailto:|data:|javascript:)", target):
+                continue
+            url = urllib.parse.urlsplit(target)
+            file = (path.parent / urllib.parse.unquote(url.path)).resolve() if url.path else path
+            where = f"{path.relative_to(site)} links {target}"
+            assert file.is_file(), f"{where}: no such file in the site"
+            if url.fragment and file.suffix == ".html":
+                assert url.fragment in pages[file].ids, f"{where}: {file.name} has no id {url.fragment!r}"
+            checked += 1
+    assert checked > 1000  # every page's navigation and the pages' own links: not a check of nothing
+
+
+@pytest.mark.slow
+def test_the_built_environment_page_has_every_observation_field_in_its_table(site: pathlib.Path) -> None:
+    text = (site / "environment.html").read_text()
+    for name, start, length, _ in LAYOUT:
+        assert re.search(rf"<td><p>{name}</p></td>\s*<td><p>{start}</p></td>\s*<td><p>{length}</p></td>", text), name
+
+
+@pytest.mark.slow
+def test_every_page_of_the_docs_is_in_the_site(site: pathlib.Path) -> None:
+    for page in DOCS.rglob("*.md"):
+        if "_build" in page.parts:
+            continue
+        built = site / page.relative_to(DOCS).with_suffix(".html")
+        assert built.is_file(), f"docs/{page.relative_to(DOCS)} was not built (is it in a toctree?)"
