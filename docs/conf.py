@@ -48,9 +48,11 @@ nitpick_ignore_regex = [
     # Types of other projects: without network access there is no intersphinx inventory for them.  Every
     # reference into popejoan_env must still resolve.
     ("py:.*", r"(numpy|np|collections|typing|os|pathlib|gymnasium|pettingzoo|torch|stable_baselines3|sb3_contrib"
-              r"|ray|argparse|types|fastapi|starlette|concurrent|io|enum|dataclasses|tqdm|matplotlib)(\..*)?"),
+              r"|ray|argparse|types|fastapi|starlette|concurrent|io|enum|dataclasses|tqdm|matplotlib|contextvars)(\..*)?"),
     ("py:.*", r"(Any|Callable|Iterable|Iterator|Sequence|Mapping|NamedTuple|Path|Generator|ndarray)"),
     # A private class in the signature of ``play_deals`` (the worker function of the process pool): private
     # names are not documented, so there is nothing to link to.
     ("py:class", r"popejoan_env\.tournament\.runner\._Runner"),
+    # The type variable of ``training.common.parse_flags`` (the dataclass it fills): not a documented object.
+    ("py:class", r"popejoan_env\.training\.common\.A"),
 ]

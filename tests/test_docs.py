@@ -94,7 +94,7 @@ def test_numba_is_a_core_dependency_and_the_commands_name_no_fast_extra() -> Non
 
 
 def test_the_docs_extra_installs_what_the_site_is_built_with() -> None:
-    docs = re.search(r"^docs = \[(.*?)\]", (ROOT / "pyproject.toml").read_text(), re.M)
+    docs = re.search(r"^docs = \[(.*?)^\]", (ROOT / "pyproject.toml").read_text(), re.M | re.S)
     assert docs, "pyproject.toml has no docs extra"
     for package in ("sphinx", "furo", "myst-parser"):
         assert f'"{package}>=' in docs.group(1)
@@ -111,6 +111,18 @@ def test_a_user_written_player_plugs_into_the_tournament_and_the_env() -> None:
     assert len([line for line in code.splitlines() if line.strip()]) <= 16
     out = run_block("your-player", DOCS / "getting_started.md")
     assert "highest_first" in out and "stops_first" in out
+
+
+def test_both_env_checkers_pass_on_the_gym_view_as_the_views_page_shows() -> None:
+    assert "both checkers pass" in run_block("check-env", DOCS / "views.md")
+
+
+def test_the_rllib_recipe_on_the_views_page_is_configures_own_example() -> None:
+    pytest.importorskip("ray", reason="the RLlib recipe needs the ray extra")
+    from popejoan_env.envs import rllib_env
+    example = [line.strip() for line in block_after("rllib-configure", DOCS / "views.md").splitlines() if line.strip()]
+    docstring = [line.strip() for line in (rllib_env.configure.__doc__ or "").splitlines()]
+    assert all(line in docstring for line in example), "docs/views.md's RLlib recipe is configure's docstring example"
 
 
 def test_batch_engine_tour_runs() -> None:

@@ -192,8 +192,11 @@ options = {
 ```
 
 A bad deal, board or balances raises a `ValueError` (`InvalidDealError`)
-naming the problem, and the env is left exactly as it was.  Unknown top-level
-keys only warn (PettingZoo's `api_test` passes `{"options": 1}`).
+naming the problem, and the env is left exactly as it was.  Keys that are not
+ours are ignored, as Gymnasium envs ignore options they do not take (PettingZoo's
+`api_test` passes `{"options": 1}` only to check that `reset` takes the argument);
+a near miss of ours (`balance`, `boards`, `deals`) or a deal key outside `deal`
+is refused with `InvalidDealError`.
 
 ## Game records
 

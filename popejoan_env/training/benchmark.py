@@ -1,5 +1,7 @@
 """Duplicate tournament between players: the ladder of scripted players, or a trained model against them.
 
+::
+
     python training/benchmark.py                       # the scripted ladder, 500 deals, a couple of minutes
     python training/benchmark.py --players random,lowest,stops_first,pool_hunter,pimc \\
         --deals 2000 --seed 1 --preset modern --seats 4 --out benchmarks/results/ladder

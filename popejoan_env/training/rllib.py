@@ -30,7 +30,6 @@ What the training scripts share (flags, evaluation, ``run.json``) is in
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import platform
 import time
@@ -154,23 +153,17 @@ def check_args(args: Args) -> None:
 
 # ---------------------------------------------------------------------- building RLlib's config
 def build_config(args: Args) -> Any:
-    """The ``PPOConfig`` of a run."""
+    """The ``PPOConfig`` of a run: ``rllib_env.configure`` (the env, the masked modules, self-play's seats, one torch
+    thread), then the run's env runners, learners and PPO settings."""
     from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from popejoan_env.envs.rllib_env import MixedTablesEnv
-    from popejoan_env.envs.rllib_policy import MaskedPolicyModule, SeatModules, TorchThreads, module_ids
+    from popejoan_env.envs.rllib_env import configure
 
-    model_config = {"net_arch": net_arch(args), "activation": args.activation}
-    modules = module_ids(args.snapshots)
-    config = (
-        PPOConfig()
-        .environment(MixedTablesEnv, env_config={
-            "table_sizes": table_sizes(args), "rules": Rules.preset(args.preset).to_dict(),
-            "reward_scale": args.reward_scale, "seed": args.seed,
-        }, disable_env_checking=True)  # RLlib's check steps one unmasked random card: an illegal move
-        .framework("torch")
+    config = configure(PPOConfig(), table_sizes(args), Rules.preset(args.preset), reward_scale=args.reward_scale,
+                       seed=args.seed, net_arch=net_arch(args), activation=args.activation, snapshots=args.snapshots,
+                       snapshot_prob=args.snapshot_prob, torch_threads=args.torch_threads)
+    return (
+        config
         .env_runners(
             num_env_runners=args.num_env_runners,
             num_envs_per_env_runner=args.num_envs_per_env_runner,
@@ -178,21 +171,13 @@ def build_config(args: Args) -> Any:
             num_cpus_per_env_runner=1,
         )
         .learners(num_learners=args.num_learners, num_gpus_per_learner=args.num_gpus_per_learner)
-        .multi_agent(policies=set(modules), policy_mapping_fn=SeatModules(args.snapshots, args.snapshot_prob),
-                     policies_to_train=["main"])
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
-            m: RLModuleSpec(module_class=MaskedPolicyModule, model_config=model_config) for m in modules
-        }))
         .training(
             train_batch_size_per_learner=args.train_batch_size, minibatch_size=args.minibatch_size,
             num_epochs=args.num_epochs, lr=args.learning_rate, gamma=args.gamma, lambda_=args.lambda_,
             clip_param=args.clip_param, entropy_coeff=args.entropy_coeff, vf_loss_coeff=args.vf_loss_coeff,
             grad_clip=args.grad_clip, grad_clip_by="global_norm",
         )
-        .callbacks(functools.partial(TorchThreads, threads=args.torch_threads))
-        .debugging(seed=args.seed)
     )
-    return config
 
 
 def copy_module(algo: Any, source: str, target: str) -> None:
