@@ -215,8 +215,8 @@ def bounds(size: int = OBS_SIZE, layout: tuple[tuple[str, int, int, str], ...] =
 
 
 def layout_table(layout: tuple[tuple[str, int, int, str], ...] = LAYOUT) -> str:
-    """The layout as a Markdown table (the docstrings of this module and of the AEC env, and the README, carry
-    it, filled in from ``LAYOUT``)."""
+    """The layout as a Markdown table (the docstrings of this module and of the AEC env, and so the docs'
+    environment page, carry it, filled in from ``LAYOUT``)."""
     lines = ["| field | start | length | contents |", "|---|---|---|---|"]
     lines += [f"| {name} | {start} | {length} | {text} |" for name, start, length, text in layout]
     return "\n".join(lines)

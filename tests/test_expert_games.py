@@ -1,4 +1,4 @@
-"""The imitation warm start (training/expert_games.py): the expert's games are the same for any number of workers,
+"""The imitation warm start (popejoan_env/training/expert_games.py): the expert's games are the same for any number of workers,
 their values are what each seat won from each decision on, the imitation learns the expert's choices, and
 train_ppo.py runs it before PPO (and refuses what does not combine with it)."""
 

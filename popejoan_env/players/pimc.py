@@ -131,7 +131,7 @@ class PimcPlayer(ScriptedPlayer):
         self.last_values: dict[int, float] = {}
         """The mean counters each candidate of the last decision ``evaluate`` searched won over the worlds
         (empty after a decision with one candidate): what a network imitating the search can learn from
-        (training/expert_games.py)."""
+        (popejoan_env/training/expert_games.py)."""
         super().__init__(seed)
 
     def choose(self, view: SeatView) -> int:

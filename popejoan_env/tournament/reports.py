@@ -88,7 +88,7 @@ def text_table(result: Figures) -> str:
 
 
 def markdown(result: Figures) -> str:
-    """The same tables in Markdown (for the README and result files)."""
+    """The same tables in Markdown (for the docs and result files)."""
     rows = result.stats()
     out = [f"**{title(result)}**", ""]
     out.append("| rank | player | counters/deal | 95% CI | go-out rate | ms/decision |")

@@ -124,7 +124,7 @@ class TournamentResult:
         return reports.text_table(self)
 
     def to_markdown(self) -> str:
-        """The same tables in Markdown (for the README and result files)."""
+        """The same tables in Markdown (for the docs and result files)."""
         return reports.markdown(self)
 
     def write_chart(self, path: str) -> None:

@@ -13,7 +13,7 @@ deal ended, by the end of a rollout has an incomplete reward: it is left out of 
 bootstraps the decision before it.  **Saving.** The model is a ``popejoan-model/1`` file (``popejoan.json`` and
 ``policy.pth``, the actor under Stable-Baselines3's module names), so ``load_player``, ``make_player`` and the
 tournament play it.  At the end a duplicate tournament against each ``--eval-opponents`` player, and ``run.json``.
-What the training scripts share (flags, evaluation, ``run.json``) is in ``training/training_common.py``.
+What the training scripts share (flags, evaluation, ``run.json``) is in ``popejoan_env/training/common.py``.
 """
 
 from __future__ import annotations

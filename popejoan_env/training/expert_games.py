@@ -17,8 +17,8 @@ often the actor picks the expert's card.  PPO then starts from a policy that
 already plays like the search, and a critic that already knows what a position
 is worth.
 
-(This module was ``imitation.py``, the name of a PyPI package that a script
-beside it would have shadowed: ``training/`` is on ``sys.path`` when one runs.)
+(This module was ``training/imitation.py``, the name of a PyPI package that a script beside it would have
+shadowed.)
 """
 
 from __future__ import annotations

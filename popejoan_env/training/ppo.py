@@ -7,8 +7,8 @@ script, every knob a flag.
     python training/train_ppo.py --quick               # a first run of about a minute (models/quick/)
     python training/train_ppo.py --help                # every knob, with its help text
 
-The default recipe is the one that measured strongest in 15 minutes (README, "The recipe"): 60,000
-deals of ``pimc`` at every seat (``--imitate-deals``, ``training/expert_games.py``), the ``suits``
+The default recipe is the one that measured strongest in 15 minutes (docs/training.md, "The recipe"): 60,000
+deals of ``pimc`` at every seat (``--imitate-deals``, ``popejoan_env/training/expert_games.py``), the ``suits``
 actor (``--actor``) trained to choose its cards and the critic to value the positions, and no PPO
 steps after it (``--total-timesteps 0``): PPO fine-tuning from the imitation lost strength against
 ``pimc`` in every setting tried.  With ``--total-timesteps N`` PPO trains on from there.
@@ -33,7 +33,7 @@ The script reads top to bottom: the flags and their checks, the callback that ru
 during training, the imitation, then ``main``: seeding, the envs, the model, the
 imitation and PPO, saving, the final evaluation, ``run.json``.  What the training
 scripts share (flags, evaluation, the learning curve, ``run.json``) is in
-``training/training_common.py``.
+``popejoan_env/training/common.py``.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class Args:
                          "frozen snapshot of the learner")
     imitate_deals: int = arg(60_000,
                              "deals of the --imitate-player at every seat whose decisions the policy and critic learn "
-                             "first (imitation, training/expert_games.py), before PPO; 0 = none",
+                             "first (imitation, popejoan_env/training/expert_games.py), before PPO; 0 = none",
                              kind=Integer(0, 10**7))
     imitate_player: str = arg("pimc", "the player imitated (a make_player spec)")
     imitate_epochs: int = arg(8, "passes over the imitation data", kind=Integer(1, 1000))

@@ -24,7 +24,7 @@ from one), TensorBoard logs in ``tb/``.  Bad flags: one line and exit 2.
 RLlib's sampling is asynchronous across env runners, so a run is seeded
 (``--seed``: the network, the deals of every env) but not bit-reproducible.
 What the training scripts share (flags, evaluation, ``run.json``) is in
-``training/training_common.py``.
+``popejoan_env/training/common.py``.
 """
 
 from __future__ import annotations
