@@ -133,8 +133,8 @@ class RecordWriter:
             else:
                 binary = self._raw
             self._file = io.TextIOWrapper(binary, encoding="utf-8")
-        except BaseException:
-            self.abort()
+        except BaseException as err:
+            self.abort(err)
             raise
 
     def write(self, record: Mapping[str, Any]) -> None:
@@ -162,12 +162,16 @@ class RecordWriter:
                 self._raw.close()
             self._file = self._raw = None
             self._replace.close()  # os.replace onto the target
-        except BaseException:
-            self.abort()
+        except BaseException as err:
+            self.abort(err)
             raise
 
-    def abort(self) -> None:
-        """Give up: close and remove the temporary file; the target keeps whatever it held before."""
+    def abort(self, error: BaseException | None = None) -> None:
+        """Give up: close and remove the temporary file; the target keeps whatever it held before.
+
+        ``error`` is what made the writer give up, passed on to ``files.replacing`` (so a signal that
+        arrived mid-write still ends the process once the temporary file is gone).
+        """
         if self._file is sys.stdout:
             with contextlib.suppress(OSError):  # a closed pipe: the error that brought us here says more
                 self._file.flush()
@@ -179,7 +183,9 @@ class RecordWriter:
                     f.close()
         self._file = self._raw = None
         # Leaving ``replacing`` with an exception removes the temporary file and replaces nothing.
-        self._replace.__exit__(RecordError, RecordError("aborted"), None)
+        if error is None:
+            error = RecordError("aborted")
+        self._replace.__exit__(type(error), error, error.__traceback__)
 
     def __enter__(self) -> RecordWriter:
         return self
@@ -190,7 +196,7 @@ class RecordWriter:
         if exc_type is None:
             self.close()
         else:
-            self.abort()
+            self.abort(exc)
 
 
 def write_records(path: PathLike, records: Iterable[Mapping[str, Any]]) -> int:
