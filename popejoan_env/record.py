@@ -208,19 +208,27 @@ def write_records(path: PathLike, records: Iterable[Mapping[str, Any]]) -> int:
 
 
 # --------------------------------------------------------------------- reading
-def read_records(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+class RecordLimitError(RecordError):
+    """A records file over a limit its reader set (``max_bytes`` unpacked, ``max_lines``): refused, not read on."""
+
+
+def read_records(path: PathLike, max_bytes: int | None = None,
+                 max_lines: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, record)`` from a JSON Lines file (``.gz`` too), skipping blank lines.
 
     Whatever the file holds, a problem with its content is a ``RecordError``
     naming the file and the line: bytes that are not UTF-8, a line that is not
     JSON (nested too deep, an integer of thousands of digits, cut short), a
     line longer than ``MAX_LINE_BYTES``, a corrupt or truncated gzip stream.
+    With ``max_bytes`` (bytes read, unpacked) or ``max_lines`` (lines, blank ones
+    included) a file beyond either is refused with a ``RecordLimitError`` as
+    soon as the limit is passed, so the work is bounded whatever the file holds.
     A file that cannot be opened raises the ``OSError`` (``FileNotFoundError``).
     """
     name = os.fspath(path)
     with open(name, "rb") as plain:
         raw: IO[bytes] = gzip.GzipFile(fileobj=plain, mode="rb") if name.endswith(".gz") else plain
-        lineno = 0
+        lineno = total = 0
         try:
             while True:
                 # A bounded read: a file of one endless line is refused, not loaded.
@@ -228,6 +236,13 @@ def read_records(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
                 if not data:
                     break
                 lineno += 1
+                total += len(data)
+                if max_lines is not None and lineno > max_lines:
+                    raise RecordLimitError(f"{name} has more than {max_lines:,} lines (blank lines count too); "
+                                           f"at most {max_lines:,} are read")
+                if max_bytes is not None and total > max_bytes:
+                    raise RecordLimitError(f"{name} unpacks to more than {max_bytes:,} bytes; "
+                                           f"at most {max_bytes:,} are read")
                 if len(data) > MAX_LINE_BYTES:
                     raise RecordError(
                         f"{name}, line {lineno}: longer than {MAX_LINE_BYTES:,} bytes; "
