@@ -573,6 +573,48 @@ def _zip_bomb(path: pathlib.Path, unpacked: int, lie: int | None = None) -> path
     return path
 
 
+def test_stride_0_and_overlapping_tensor_views_are_refused_before_any_copy(tmp_path: pathlib.Path) -> None:
+    import torch
+
+    hidden = 10_000  # as a real matrix: 10,000 x 1285 float32 = 51 MB; stored as a view of one value: a few kB
+    state = {
+        "mlp_extractor.policy_net.0.weight": torch.zeros(1).expand(hidden, OBS_SIZE),
+        "mlp_extractor.policy_net.0.bias": torch.zeros(1).expand(hidden),
+        "action_net.weight": torch.zeros(1).expand(52, hidden),
+        "action_net.bias": torch.zeros(52),
+    }
+    path = write_model(tmp_path / "views.zip", weights_bytes(state), tiny_metadata((hidden,)))
+    assert path.stat().st_size < 10_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFileError, match=r"policy_net\.0\.weight of shape \(10000, 1285\) is a view with "
+                                                 r"strides \(0, 0\)"):
+            load_player(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, f"{peak:,} bytes allocated reading a {path.stat().st_size:,}-byte file"
+    overlapping = dict(tiny_state((8,)))
+    overlapping["mlp_extractor.policy_net.0.weight"] = torch.zeros(OBS_SIZE + 8).as_strided((8, OBS_SIZE), (1, 1))
+    path = write_model(tmp_path / "overlap.zip", weights_bytes(overlapping), tiny_metadata((8,)))
+    with pytest.raises(ModelFileError, match=r"strides \(1, 1\).*overlapping view"):
+        load_player(path)
+
+
+def test_the_tensors_of_a_model_file_are_bounded_together(tmp_path: pathlib.Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from popejoan_env.players import model_file
+
+    path = tiny_model(tmp_path / "tiny.zip", hidden=(4, 4))  # two tensors of 4 x 1285 (actor and critic), and more
+    monkeypatch.setattr(model_file, "MAX_WEIGHT_ELEMENTS", 8_000)
+    with pytest.raises(ModelFileError, match=r"hold 1\d,\d{3} values together; at most 8,000 are read "
+                                             r"\(MAX_WEIGHT_ELEMENTS\)"):
+        load_player(path)
+    monkeypatch.setattr(model_file, "MAX_WEIGHT_ELEMENTS", 5_000)
+    with pytest.raises(ModelFileError, match=r"5,140 values; at most 5,000 are read"):
+        load_player(path)
+
+
 def test_zip_bomb_is_refused_without_reading_it(tmp_path: pathlib.Path) -> None:
     unpacked = 200 * 2**20  # 200 MB of zeros: a zip of ~200 kB
     bomb = _zip_bomb(tmp_path / "bomb.zip", unpacked)
