@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from popejoan_env.cards import CARD_NAMES, iter_cards, parse_card
 from popejoan_env.checks import as_int, is_int
-from popejoan_env.engine import Deal, parse_board
+from popejoan_env.engine import Deal, parse_balances, parse_board
 from popejoan_env.errors import InvalidDealError, PopeJoanError, RecordError, RulesError
 from popejoan_env.files import replacing
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, Rules
@@ -315,6 +315,10 @@ def replay_record(record: Mapping[str, Any]) -> Deal:
     if balances is not None:
         if not isinstance(balances, list) or len(balances) != players or not all(is_int(b) for b in balances):
             raise RecordError(f"balances_before: expected {players} integers, got {_show(balances)}")
+        try:
+            parse_balances(balances, players)  # within the engine's MAX_COUNTERS
+        except InvalidDealError as err:
+            raise RecordError(f"balances_before: {_clip(str(err))}") from None
     try:
         deal = Deal.from_cards(hands, dead, dealer, rules, board, balances)
     except InvalidDealError as err:
