@@ -36,7 +36,7 @@ from popejoan_env.web.games import (
     UnsupportedTypeError,
     WebError,
 )
-from popejoan_env.web.guard import SECURITY_HEADERS, Guard
+from popejoan_env.web.guard import SECURITY_HEADERS, Guard, with_security_headers
 from popejoan_env.web.replays import MAX_REPLAYS, ReplayStore, check_records_file
 
 if TYPE_CHECKING:
@@ -185,10 +185,11 @@ def create_app(
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, err: HTTPException) -> JSONResponse:
+        path = request.url.path if len(request.url.path) <= 100 else request.url.path[:100] + "..."
         if err.status_code == 404:
-            return error(404, f"no such page or endpoint: {request.method} {request.url.path}")
+            return error(404, f"no such page or endpoint: {request.method[:20]} {path}")
         if err.status_code == 405:
-            return error(405, f"{request.method} is not allowed on {request.url.path}")
+            return error(405, f"{request.method[:20]} is not allowed on {path}")
         return error(err.status_code, str(err.detail))
 
     @app.exception_handler(RequestValidationError)
@@ -320,5 +321,17 @@ def header_deadline_protocol() -> type:
         def _expired(self, waiting_for: Any) -> None:
             if self.cycle is waiting_for and not self.transport.is_closing():
                 self.transport.close()
+
+        def send_400_response(self, msg: str) -> None:
+            """A request HTTP itself refuses (bad bytes in a header, headers too long): one JSON sentence."""
+            import h11
+
+            body = json.dumps({"error": f"not a valid HTTP request ({msg.rstrip('.')})"}).encode("utf-8")
+            headers = with_security_headers([(b"content-type", b"application/json"), (b"connection", b"close"),
+                                             (b"content-length", str(len(body)).encode("ascii"))])
+            for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"), h11.Data(data=body),
+                          h11.EndOfMessage()):
+                self.transport.write(self.conn.send(event))
+            self.transport.close()
 
     return HeaderDeadline
