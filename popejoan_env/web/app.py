@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.web.clients import client_of
+from popejoan_env.web.clients import IDLE_SECONDS, client_of
 from popejoan_env.web.games import (
     MAX_GAMES,
     GameManager,
@@ -131,7 +131,7 @@ def create_app(
     records: str | None = None,
     models_dir: str = "models",
     max_games: int = MAX_GAMES,
-    idle_seconds: float = 1800,
+    idle_seconds: float = IDLE_SECONDS,
     max_upload_bytes: int = MAX_UPLOAD_BYTES,
     *,
     seed: int | None = None,

@@ -37,6 +37,8 @@ from popejoan_env.errors import PopeJoanError
 
 T = TypeVar("T")
 
+IDLE_SECONDS = 1800.0
+"""How long a game or a replay is kept unused before it expires (half an hour)."""
 IPV6_CLIENT_PREFIX = 64
 """An IPv6 client is its /64 network (one host commonly holds a whole /64, so single addresses are free to mint)."""
 

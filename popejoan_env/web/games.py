@@ -42,7 +42,7 @@ from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, PRESETS, 
 from popejoan_env.seat_view import SeatView, history_of, seat_view
 from popejoan_env.session import Session
 from popejoan_env.table import play_until
-from popejoan_env.web.clients import ClientTable
+from popejoan_env.web.clients import IDLE_SECONDS, ClientTable
 
 HUMAN = 0
 """The human's seat."""
@@ -268,7 +268,7 @@ class GameManager:
     """Games by id: created, played, expired and evicted; every game under its own lock."""
 
     def __init__(self, models_dir: str | os.PathLike[str] = "models", max_games: int = MAX_GAMES,
-                 idle_seconds: float = 1800, seed: int | None = None,
+                 idle_seconds: float = IDLE_SECONDS, seed: int | None = None,
                  clock: Callable[[], float] = time.monotonic, shelf: ModelShelf | None = None,
                  max_games_per_client: int = MAX_GAMES_PER_CLIENT) -> None:
         self._games: ClientTable[Game] = ClientTable(max_games, max_games_per_client, idle_seconds, clock, "games")

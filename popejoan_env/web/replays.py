@@ -36,7 +36,7 @@ from popejoan_env.errors import PopeJoanError
 from popejoan_env.record import RecordLimitError, deal_record, read_records, replay_record, verify_record
 from popejoan_env.rules import COMPARTMENTS, Rules
 from popejoan_env.seat_view import history_of, seat_view
-from popejoan_env.web.clients import ClientTable
+from popejoan_env.web.clients import IDLE_SECONDS, ClientTable
 from popejoan_env.web.games import ModelShelf, NotFoundError, TooLargeError, WebError, policy_probs
 
 MAX_DEALS = 10_000
@@ -115,7 +115,7 @@ class ReplayStore:
     """Replays by id: from uploads or the server's ``--records`` file; idle ones expire, the oldest evicted."""
 
     def __init__(self, shelf: ModelShelf, records: str | os.PathLike[str] | None = None,
-                 max_replays: int = MAX_REPLAYS, idle_seconds: float = 1800,
+                 max_replays: int = MAX_REPLAYS, idle_seconds: float = IDLE_SECONDS,
                  clock: Callable[[], float] = time.monotonic, max_replays_per_client: int = MAX_REPLAYS_PER_CLIENT,
                  ) -> None:
         self._replays: ClientTable[Replay] = ClientTable(max_replays, max_replays_per_client, idle_seconds, clock,
