@@ -59,8 +59,8 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 @contextlib.contextmanager
 def _signals_blocked() -> Iterator[None]:
     """Hold back the cleanup signals (in this thread) for a few statements that must not be cut."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield  # another thread (signals reach the main one), or a system without signal masks (Windows)
         return
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, CLEANUP_SIGNALS)
     try:
