@@ -102,6 +102,11 @@ def test_cross_origin_requests_are_refused_and_change_nothing(server: Server) ->
         assert answer.status == 403 and "cross-origin request" in answer.error, origin
     own = server.request("POST", "/api/games", body, {**JSON, "origin": server.origin})
     assert own.status == 201
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:  # two Origins: refused
+        sock.sendall(f"POST /api/games HTTP/1.1\r\nHost: {server.host}\r\nOrigin: http://evil.example\r\n"
+                     f"Origin: {server.origin}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+                     .encode())
+        assert sock.recv(64).startswith(b"HTTP/1.1 403")
     for site in ("cross-site", "same-site"):
         answer = server.request("GET", "/api/options", headers={"sec-fetch-site": site})
         assert answer.status == 403 and "only this server's own pages" in answer.error

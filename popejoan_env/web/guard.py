@@ -136,7 +136,9 @@ class Guard:
 
     def refusal(self, scope: Scope) -> str | None:
         """Why a request is refused (one sentence), or None when it comes from this server's own pages."""
-        headers = _headers(scope)
+        headers, repeated = _headers(scope)
+        if repeated:
+            return f"the {repeated} header is given more than once; a request names one"
         server = scope.get("server") or ("", None)
         listening, port = str(server[0] or ""), server[1]
         host = headers.get("host")
@@ -157,12 +159,19 @@ class Guard:
         return None
 
 
-def _headers(scope: Scope) -> dict[str, str]:
-    """The request headers by lowercase name (latin-1, as HTTP headers are); a repeated one gives its last value."""
+CHECKED_HEADERS = ("host", "origin", "sec-fetch-site")
+"""Headers the guard decides by: each may be given once (two Hosts could be read differently by two readers)."""
+
+
+def _headers(scope: Scope) -> tuple[dict[str, str], str | None]:
+    """The request headers by lowercase name (latin-1, as HTTP headers are), and a checked header given twice."""
     out: dict[str, str] = {}
     for key, value in scope.get("headers", []):
-        out[key.decode("latin-1").lower()] = value.decode("latin-1")
-    return out
+        name = key.decode("latin-1").lower()
+        if name in CHECKED_HEADERS and name in out:
+            return out, name
+        out[name] = value.decode("latin-1")
+    return out, None
 
 
 def _brief(text: str, limit: int = 60) -> str:
