@@ -12,7 +12,6 @@ import threading
 import time
 import zlib
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -66,8 +65,9 @@ METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"]
 PATHS = ["/", "/replay", "/api/options", "/api/games", "/api/games/x/play", "/api/games/x/next", "/api/games/x/hint",
          "/api/games/x", "/api/records", "/api/replays", "/api/replays/from-records", "/api/replays/x/deals/1",
          "/api/replays/x/deals/99999999999999999999", "/static/play.js", "/static/../../etc/passwd",
-         "/static/%2e%2e/app.py", "/api/games/%00", "/api/games/" + "a" * 4000, "/%ff%fe", "/api/replays/x/deals/1?view=9",
-         "/api/replays/x/deals/1?model=../../etc/passwd", "/api/replays/x/deals/-1", "//api//options", "/api/games/%C3%A9"]
+         "/static/%2e%2e/app.py", "/api/games/%00", "/api/games/" + "a" * 4000, "/%ff%fe",
+         "/api/replays/x/deals/1?view=9", "/api/replays/x/deals/1?model=../../etc/passwd", "/api/replays/x/deals/-1",
+         "//api//options", "/api/games/%C3%A9"]
 HOSTS = [None, None, None, "evil.example", "localhost", "127.0.0.1:1", "[::1]", "", "a" * 300]
 ORIGINS = [None, None, None, "null", "http://evil.example", "http://localhost:1", "file://"]
 TYPES = [None, "application/json", "application/json", "text/plain", "application/x-www-form-urlencoded",

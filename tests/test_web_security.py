@@ -131,7 +131,8 @@ def test_json_bodies_only_with_a_json_content_type(server: Server) -> None:
 def test_every_answer_carries_the_security_headers_and_its_content_type(server: Server) -> None:
     expected = [
         ("GET", "/", b"", {}, 200, "text/html"), ("GET", "/replay", b"", {}, 200, "text/html"),
-        ("GET", "/static/play.js", b"", {}, 200, "text/javascript"), ("GET", "/static/style.css", b"", {}, 200, "text/css"),
+        ("GET", "/static/play.js", b"", {}, 200, "text/javascript"),
+        ("GET", "/static/style.css", b"", {}, 200, "text/css"),
         ("GET", "/api/options", b"", {}, 200, "application/json"), ("GET", "/nope", b"", {}, 404, "application/json"),
         ("DELETE", "/api/options", b"", {}, 405, "application/json"),
         ("POST", "/api/games", b"x" * 70_000, JSON, 413, "application/json"),

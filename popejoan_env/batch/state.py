@@ -22,7 +22,8 @@ from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import InvalidDealError, MissingDependencyError
 from popejoan_env.rules import ACE_C, JACK_C, KING_C, POPE_C, QUEEN_C, Rules
 
-__all__ = ["MAX_BATCH_DEALS", "MAX_EVENTS", "BatchState", "Tables", "allocate", "compiled", "popcount", "position_masks", "tables_of"]
+__all__ = ["MAX_BATCH_DEALS", "MAX_EVENTS", "BatchState", "Tables", "allocate", "check_batch_size", "compiled",
+           "popcount", "position_masks", "tables_of"]
 
 MAX_BATCH_DEALS = 1 << 22
 """Most deals one batch holds (4,194,304): about 1 kB of state each, so at most about 4 GB of arrays."""
@@ -85,7 +86,7 @@ class Tables(NamedTuple):
 
 
 def check_batch_size(n: object, what: str = "num_deals") -> int:
-    """``n`` as the size of a batch, 1..``MAX_BATCH_DEALS``; an InvalidDealError naming ``what`` and the limit if not."""
+    """``n`` as a batch's size, 1..``MAX_BATCH_DEALS``; an InvalidDealError naming ``what`` and the limit if not."""
     size = as_int(n)
     if size is None or not 1 <= size <= MAX_BATCH_DEALS:
         raise InvalidDealError(f"{what} must be an integer 1..{MAX_BATCH_DEALS:,} (MAX_BATCH_DEALS: about 1 kB of "

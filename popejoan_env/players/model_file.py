@@ -33,8 +33,9 @@ finite: a model with NaN or infinite weights is refused, since its logits would
 pick a card arbitrarily).  Before any tensor is copied, each must be a view
 that takes each of its values from its own place inside its storage (no
 stride-0 or overlapping view that makes a few stored bytes look like a large
-matrix), and all of them together hold at most ``MAX_WEIGHT_ELEMENTS`` values.  A file that is not a model, a corrupt one, or a
-model for another observation version is refused with a ``ModelFileError`` /
+matrix), and all of them together hold at most ``MAX_WEIGHT_ELEMENTS`` values.
+A file that is not a model, a corrupt one, or a model for another observation
+version is refused with a ``ModelFileError`` /
 ``ModelMismatchError`` naming the file, the field and the problem.
 """
 

@@ -305,7 +305,7 @@ class GameManager:
         }
 
     def create(self, body: Any, client: str = "") -> tuple[str, dict[str, Any]]:
-        """Start a game of ``client`` from a body ``{"players", "preset", "opponents", "deals"}``; (its id, its state)."""
+        """Start a game of ``client`` from a body ``{"players", "preset", "opponents", "deals"}``; (id, state)."""
         players, rules, specs, deals = self._parse_new_game(body)
         models = {spec: self.shelf.resolve(spec, f"opponent (seat {k})")
                   for k, spec in enumerate(specs, start=1) if spec not in SCRIPTED}

@@ -152,7 +152,8 @@ class Guard:
         origin = headers.get("origin")
         own = f"{scope.get('scheme', 'http')}://{host.strip().lower()}"
         if origin is not None and origin.strip().lower() != own:
-            return f"cross-origin request from {_brief(origin)} refused: only this server's own pages ({own}) may call it"
+            return (f"cross-origin request from {_brief(origin)} refused: only this server's own pages ({own}) "
+                    "may call it")
         site = headers.get("sec-fetch-site")
         if str(scope.get("path", "")).startswith("/api/") and site is not None and site.lower() not in API_FETCH_SITES:
             return f"a {_brief(site)} request to the API is refused: only this server's own pages may call it"
