@@ -329,20 +329,19 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.records is not None:
         if not args.records or "\0" in args.records:
             raise UsageError(f"--records {args.records!r} is not a file name")
-        open(args.records, "rb").close()  # a missing or unreadable file exits 2 now, not at the first replay
     if args.models != "models" and not os.path.isdir(args.models):
         raise UsageError(f"--models {args.models}: not a directory")
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (checked here: without the web extra the message below names it)
 
-        from popejoan_env.web.app import create_app
-        app = create_app(records=args.records, models_dir=args.models)
+        from popejoan_env.web.app import create_app, serve
+        app = create_app(records=args.records, models_dir=args.models, host=args.host)  # a pipe is refused there
     except ImportError as err:
         raise UsageError(f"the web app needs the web extra ({err.name} is missing): pip install 'popejoan[web]'") from None
     _check_port(args.host, args.port)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Pope Joan at http://{host}:{args.port}/", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    serve(app, args.host, args.port)
     return 0
 
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import socket
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
@@ -31,7 +33,11 @@ from popejoan_env.errors import PopeJoanError
 RAY_EXTRA = "pip install 'popejoan[ray]'"
 """How to install Ray for this package (the ``ray`` extra of pyproject.toml)."""
 PROBE_SECONDS = 3.0
-"""How long ``connected`` waits for a TCP answer from a cluster's address (Ray itself would wait minutes)."""
+"""How long ``connected`` waits for a cluster's address to answer, and then to answer as Ray (Ray would wait
+minutes)."""
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+"""What an HTTP/2 client sends first (the preface, then an empty SETTINGS frame): a Ray head and a Ray client
+server speak gRPC, so they answer with a SETTINGS frame of their own."""
 
 _ADDRESS = re.compile(r"(?:ray://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5})")
 
@@ -175,20 +181,56 @@ def _result(ray: ModuleType, ref: Any) -> Any:
 
 
 def _probe(address: str | None) -> None:
-    """Refuse, within ``PROBE_SECONDS``, a ``HOST:PORT`` that nothing answers (Ray would retry for minutes)."""
+    """Refuse, within ``PROBE_SECONDS`` each, a ``HOST:PORT`` that nothing answers or that does not speak gRPC.
+
+    Ray would retry for minutes against a port that does not answer, or hang on
+    one that answers but is something else (a web server, a database).  With
+    ``RAY_USE_TLS`` set the cluster speaks TLS first, so only the TCP answer is
+    checked.
+    """
     if address is None or address == "auto":
         return  # a local Ray, or the address Ray finds itself (it fails fast when there is none)
     match = _ADDRESS.fullmatch(address)
     assert match is not None  # check_address accepted it
     host, port = match["host"].strip("[]"), int(match["port"])
     try:
-        socket.create_connection((host, port), timeout=PROBE_SECONDS).close()
+        conn = socket.create_connection((host, port), timeout=PROBE_SECONDS)
     except OSError as err:
         why = "no answer" if isinstance(err, TimeoutError) else (err.strerror or str(err))
         raise ClusterError(
             f"cannot reach Ray at {address}: {why}; start a cluster with `ray start --head` "
             f"and pass its address (or auto on one of its nodes)"
         ) from None
+    with conn:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true", "yes"):
+            return
+        why = _not_grpc(conn)
+    if why is not None:
+        raise ClusterError(
+            f"{address} answers but is not Ray (not gRPC: {why}); pass the address `ray start --head` prints "
+            f"(HOST:6379) or a Ray client server's (ray://HOST:10001)"
+        )
+
+
+def _not_grpc(conn: socket.socket) -> str | None:
+    """Why the server on ``conn`` does not answer an HTTP/2 client as a gRPC server does, or None when it does."""
+    deadline = time.monotonic() + PROBE_SECONDS
+    head = b""
+    try:
+        conn.sendall(HTTP2_PREFACE)
+        while len(head) < 9:  # a frame header: length (3), type (1), flags (1), stream (4)
+            conn.settimeout(max(0.01, deadline - time.monotonic()))
+            chunk = conn.recv(9 - len(head))
+            if not chunk:
+                return "it closed the connection" + (f" after sending {head!r}" if head else "")
+            head += chunk
+    except TimeoutError:
+        return f"it said nothing within {PROBE_SECONDS:g} s" if not head else f"it sent only {head!r}"
+    except OSError as err:
+        return err.strerror or str(err)
+    if head[3] != 4:  # an HTTP/2 server's first frame is its SETTINGS
+        return f"it answered {head[:40]!r}"
+    return None
 
 
 def _first_line(err: BaseException) -> str:

@@ -39,6 +39,10 @@ PLAYED = -2
 """``owner`` value of a card already played."""
 NOT_IN_PACK = -3
 """``owner`` value of the 8♦."""
+MAX_COUNTERS = 2**53 - 1
+"""Largest count of counters (in size) a balance or a board compartment may start a deal with: exact as a float64
+and a JavaScript number (the web page, JSON readers), and so far inside the 63 bits a record holds
+(``record.MAX_COUNT``) and the batch engine's int64 that no deal's payments can pass them."""
 
 ACES_MASK: CardMask = mask_of(card_id(s, ACE) for s in range(4))
 
@@ -791,13 +795,18 @@ def parse_balances(balances: Sequence[int] | None, players: int) -> list[int]:
     """Each seat's counters as a new list of ints (None: all 0)."""
     if balances is None:
         return [0] * players
-    if type(balances) in (list, tuple) and len(balances) == players and all(type(b) is int for b in balances):
+    if (type(balances) in (list, tuple) and len(balances) == players and all(type(b) is int for b in balances)
+            and -MAX_COUNTERS <= min(balances) and max(balances) <= MAX_COUNTERS):
         return list(balances)
     if isinstance(balances, (str, bytes)) or not isinstance(balances, Sequence) or len(balances) != players:
         raise InvalidDealError(f"balances must be {players} integers, one per seat, got {brief(balances)}")
     out = [as_int(b) for b in balances]
     if any(b is None for b in out):
         raise InvalidDealError(f"balances must be {players} integers, one per seat, got {brief(balances)}")
+    for seat, b in enumerate(out):
+        if not -MAX_COUNTERS <= b <= MAX_COUNTERS:  # type: ignore[operator]
+            raise InvalidDealError(f"balance of seat {seat} must be within ±{MAX_COUNTERS:,} (MAX_COUNTERS), "
+                                   f"got {brief(balances[seat])}")
     return out  # type: ignore[return-value]
 
 
@@ -828,7 +837,8 @@ def parse_board(board: Sequence[int] | Mapping[str, int] | None) -> list[int]:
     """A board as 8 counts (order of ``COMPARTMENTS``) from a mapping, a list or None (empty)."""
     if board is None:
         return [0] * len(COMPARTMENTS)
-    if type(board) in (list, tuple) and len(board) == len(COMPARTMENTS) and all(type(v) is int and v >= 0 for v in board):
+    if (type(board) in (list, tuple) and len(board) == len(COMPARTMENTS)
+            and all(type(v) is int and 0 <= v <= MAX_COUNTERS for v in board)):
         return list(board)
     if isinstance(board, Mapping):
         unknown = sorted(str(k) for k in set(board) - set(COMPARTMENTS))
@@ -844,6 +854,9 @@ def parse_board(board: Sequence[int] | Mapping[str, int] | None) -> list[int]:
         count = as_int(v)
         if count is None or count < 0:
             raise InvalidDealError(f"board compartment {name} must hold a non-negative integer, got {brief(v)}")
+        if count > MAX_COUNTERS:
+            raise InvalidDealError(f"board compartment {name} must hold at most {MAX_COUNTERS:,} counters "
+                                   f"(MAX_COUNTERS), got {brief(v)}")
         out.append(count)
     return out
 

@@ -2,35 +2,123 @@
 
 A result is written to a temporary file beside its destination and moved
 into place with ``os.replace``, so a reader never finds half a file and an
-interrupted run leaves the previous result whole.  ``check_writable`` is
-called before a long run, so a bad destination is refused before the work
-rather than after it.
+interrupted run leaves the previous result whole.  The temporary file has an
+unpredictable name and is created exclusively without following a symbolic
+link (``O_CREAT | O_EXCL | O_NOFOLLOW``), so nothing planted beside the
+destination can redirect the write.  While it exists, every catchable signal
+whose default is to end the process (``CLEANUP_SIGNALS``: SIGTERM, SIGHUP…)
+first removes it and then ends the process as the signal would have; Ctrl-C
+(SIGINT) is Python's ``KeyboardInterrupt`` and cleans up the same way.  The
+handlers are installed in the main thread only, and only for signals that
+still have their default action (a program's own handlers are left alone).
+``check_writable`` is called before a long run, so a bad destination is
+refused before the work rather than after it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
+import signal
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
+from types import FrameType
 
 from popejoan_env.errors import PopeJoanError
+
+CLEANUP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in (
+        "SIGHUP", "SIGTERM", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGXCPU", "SIGVTALRM", "SIGPROF",
+        "SIGPOLL", "SIGPWR", "SIGSTKFLT",
+    ) if hasattr(signal, name)
+)
+"""Asynchronous signals that end the process by default: a temporary file is removed before they do."""
+TEMPORARY_ATTEMPTS = 100
+"""Fresh random names tried for a temporary file before giving up (a collision is a 1-in-2**64 event)."""
+_OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 class OutputPathError(PopeJoanError):
     """A destination that cannot be written: an unwritable or impossible directory, or a directory in the way."""
 
 
+class _Killed(BaseException):
+    """A cleanup signal arrived while a temporary file existed (raised by the handler, so ``finally`` runs)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    raise _Killed(signum)
+
+
+@contextlib.contextmanager
+def _signals_blocked() -> Iterator[None]:
+    """Hold back the cleanup signals (in this thread) for a few statements that must not be cut."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield  # another thread (signals reach the main one), or a system without signal masks (Windows)
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, CLEANUP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextlib.contextmanager
+def _cleanup_on_signals() -> Iterator[None]:
+    """Turn the cleanup signals into an exception inside the block, then end the process as the signal would."""
+    installed: list[tuple[int, object]] = []
+    if threading.current_thread() is threading.main_thread():
+        for signum in CLEANUP_SIGNALS:
+            # Only a default action is replaced: a handler the program installed (uvicorn's, Ray's) is its own.
+            if signal.getsignal(signum) is signal.SIG_DFL:
+                installed.append((signum, signal.signal(signum, _on_signal)))
+    try:
+        yield
+    except _Killed as killed:
+        if not any(signum == killed.signum for signum, _ in installed):
+            raise  # an outer block installed this handler: it ends the process after its own cleanup
+        for signum, before in installed:
+            signal.signal(signum, before)  # type: ignore[arg-type]
+        installed = []
+        signal.raise_signal(killed.signum)  # the default action now: the process ends as the signal asked
+        raise  # a signal whose default is to stop the process, not end it: carry on unwinding
+    finally:
+        for signum, before in installed:
+            signal.signal(signum, before)  # type: ignore[arg-type]
+
+
+def _create_temporary(path: str) -> str:
+    """A new empty file beside ``path`` with an unpredictable name, created exclusively, never through a link."""
+    directory, name = os.path.split(os.path.abspath(path))
+    for _ in range(TEMPORARY_ATTEMPTS):
+        tmp = os.path.join(directory, f".{name[:100]}.{secrets.token_hex(8)}.tmp")
+        try:
+            fd = os.open(tmp, _OPEN_FLAGS, 0o666)  # the mode the umask allows, as open() would give
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return tmp
+    raise OutputPathError(f"cannot write {path}: {TEMPORARY_ATTEMPTS} fresh temporary names beside it all existed")
+
+
 @contextlib.contextmanager
 def replacing(path: str) -> Iterator[str]:
-    """A temporary path beside ``path`` to write to; on success it replaces ``path``, on failure it is removed."""
-    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(tmp)
+    """A new temporary file beside ``path`` to write to; on success it replaces ``path``, on failure it is removed."""
+    with _cleanup_on_signals():
+        with _signals_blocked():  # the file and the name that removes it come into being together
+            tmp = _create_temporary(path)
+        try:
+            yield tmp
+            os.replace(tmp, path)
+        finally:
+            with _signals_blocked(), contextlib.suppress(FileNotFoundError):
+                os.remove(tmp)
 
 
 def write_atomic(path: str, data: str | bytes) -> str:

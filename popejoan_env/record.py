@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from popejoan_env.cards import CARD_NAMES, iter_cards, parse_card
 from popejoan_env.checks import as_int, is_int
-from popejoan_env.engine import Deal, parse_board
+from popejoan_env.engine import Deal, parse_balances, parse_board
 from popejoan_env.errors import InvalidDealError, PopeJoanError, RecordError, RulesError
 from popejoan_env.files import replacing
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, Rules
@@ -133,8 +133,8 @@ class RecordWriter:
             else:
                 binary = self._raw
             self._file = io.TextIOWrapper(binary, encoding="utf-8")
-        except BaseException:
-            self.abort()
+        except BaseException as err:
+            self.abort(err)
             raise
 
     def write(self, record: Mapping[str, Any]) -> None:
@@ -162,12 +162,16 @@ class RecordWriter:
                 self._raw.close()
             self._file = self._raw = None
             self._replace.close()  # os.replace onto the target
-        except BaseException:
-            self.abort()
+        except BaseException as err:
+            self.abort(err)
             raise
 
-    def abort(self) -> None:
-        """Give up: close and remove the temporary file; the target keeps whatever it held before."""
+    def abort(self, error: BaseException | None = None) -> None:
+        """Give up: close and remove the temporary file; the target keeps whatever it held before.
+
+        ``error`` is what made the writer give up, passed on to ``files.replacing`` (so a signal that
+        arrived mid-write still ends the process once the temporary file is gone).
+        """
         if self._file is sys.stdout:
             with contextlib.suppress(OSError):  # a closed pipe: the error that brought us here says more
                 self._file.flush()
@@ -179,7 +183,9 @@ class RecordWriter:
                     f.close()
         self._file = self._raw = None
         # Leaving ``replacing`` with an exception removes the temporary file and replaces nothing.
-        self._replace.__exit__(RecordError, RecordError("aborted"), None)
+        if error is None:
+            error = RecordError("aborted")
+        self._replace.__exit__(type(error), error, error.__traceback__)
 
     def __enter__(self) -> RecordWriter:
         return self
@@ -190,7 +196,7 @@ class RecordWriter:
         if exc_type is None:
             self.close()
         else:
-            self.abort()
+            self.abort(exc)
 
 
 def write_records(path: PathLike, records: Iterable[Mapping[str, Any]]) -> int:
@@ -202,19 +208,27 @@ def write_records(path: PathLike, records: Iterable[Mapping[str, Any]]) -> int:
 
 
 # --------------------------------------------------------------------- reading
-def read_records(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+class RecordLimitError(RecordError):
+    """A records file over a limit its reader set (``max_bytes`` unpacked, ``max_lines``): refused, not read on."""
+
+
+def read_records(path: PathLike, max_bytes: int | None = None,
+                 max_lines: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, record)`` from a JSON Lines file (``.gz`` too), skipping blank lines.
 
     Whatever the file holds, a problem with its content is a ``RecordError``
     naming the file and the line: bytes that are not UTF-8, a line that is not
     JSON (nested too deep, an integer of thousands of digits, cut short), a
     line longer than ``MAX_LINE_BYTES``, a corrupt or truncated gzip stream.
+    With ``max_bytes`` (bytes read, unpacked) or ``max_lines`` (lines, blank ones
+    included) a file beyond either is refused with a ``RecordLimitError`` as
+    soon as the limit is passed, so the work is bounded whatever the file holds.
     A file that cannot be opened raises the ``OSError`` (``FileNotFoundError``).
     """
     name = os.fspath(path)
     with open(name, "rb") as plain:
         raw: IO[bytes] = gzip.GzipFile(fileobj=plain, mode="rb") if name.endswith(".gz") else plain
-        lineno = 0
+        lineno = total = 0
         try:
             while True:
                 # A bounded read: a file of one endless line is refused, not loaded.
@@ -222,6 +236,13 @@ def read_records(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
                 if not data:
                     break
                 lineno += 1
+                total += len(data)
+                if max_lines is not None and lineno > max_lines:
+                    raise RecordLimitError(f"{name} has more than {max_lines:,} lines (blank lines count too); "
+                                           f"at most {max_lines:,} are read")
+                if max_bytes is not None and total > max_bytes:
+                    raise RecordLimitError(f"{name} unpacks to more than {max_bytes:,} bytes; "
+                                           f"at most {max_bytes:,} are read")
                 if len(data) > MAX_LINE_BYTES:
                     raise RecordError(
                         f"{name}, line {lineno}: longer than {MAX_LINE_BYTES:,} bytes; "
@@ -294,6 +315,10 @@ def replay_record(record: Mapping[str, Any]) -> Deal:
     if balances is not None:
         if not isinstance(balances, list) or len(balances) != players or not all(is_int(b) for b in balances):
             raise RecordError(f"balances_before: expected {players} integers, got {_show(balances)}")
+        try:
+            parse_balances(balances, players)  # within the engine's MAX_COUNTERS
+        except InvalidDealError as err:
+            raise RecordError(f"balances_before: {_clip(str(err))}") from None
     try:
         deal = Deal.from_cards(hands, dead, dealer, rules, board, balances)
     except InvalidDealError as err:

@@ -573,6 +573,48 @@ def _zip_bomb(path: pathlib.Path, unpacked: int, lie: int | None = None) -> path
     return path
 
 
+def test_stride_0_and_overlapping_tensor_views_are_refused_before_any_copy(tmp_path: pathlib.Path) -> None:
+    import torch
+
+    hidden = 10_000  # as a real matrix: 10,000 x 1285 float32 = 51 MB; stored as a view of one value: a few kB
+    state = {
+        "mlp_extractor.policy_net.0.weight": torch.zeros(1).expand(hidden, OBS_SIZE),
+        "mlp_extractor.policy_net.0.bias": torch.zeros(1).expand(hidden),
+        "action_net.weight": torch.zeros(1).expand(52, hidden),
+        "action_net.bias": torch.zeros(52),
+    }
+    path = write_model(tmp_path / "views.zip", weights_bytes(state), tiny_metadata((hidden,)))
+    assert path.stat().st_size < 10_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFileError, match=r"policy_net\.0\.weight of shape \(10000, 1285\) is a view with "
+                                                 r"strides \(0, 0\)"):
+            load_player(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, f"{peak:,} bytes allocated reading a {path.stat().st_size:,}-byte file"
+    overlapping = dict(tiny_state((8,)))
+    overlapping["mlp_extractor.policy_net.0.weight"] = torch.zeros(OBS_SIZE + 8).as_strided((8, OBS_SIZE), (1, 1))
+    path = write_model(tmp_path / "overlap.zip", weights_bytes(overlapping), tiny_metadata((8,)))
+    with pytest.raises(ModelFileError, match=r"strides \(1, 1\).*overlapping view"):
+        load_player(path)
+
+
+def test_the_tensors_of_a_model_file_are_bounded_together(tmp_path: pathlib.Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from popejoan_env.players import model_file
+
+    path = tiny_model(tmp_path / "tiny.zip", hidden=(4, 4))  # two tensors of 4 x 1285 (actor and critic), and more
+    monkeypatch.setattr(model_file, "MAX_WEIGHT_ELEMENTS", 8_000)
+    with pytest.raises(ModelFileError, match=r"hold 1\d,\d{3} values together; at most 8,000 are read "
+                                             r"\(MAX_WEIGHT_ELEMENTS\)"):
+        load_player(path)
+    monkeypatch.setattr(model_file, "MAX_WEIGHT_ELEMENTS", 5_000)
+    with pytest.raises(ModelFileError, match=r"5,140 values; at most 5,000 are read"):
+        load_player(path)
+
+
 def test_zip_bomb_is_refused_without_reading_it(tmp_path: pathlib.Path) -> None:
     unpacked = 200 * 2**20  # 200 MB of zeros: a zip of ~200 kB
     bomb = _zip_bomb(tmp_path / "bomb.zip", unpacked)
@@ -908,3 +950,57 @@ def test_reset_refuses_counters_the_observation_cannot_hold() -> None:
     assert e.deal.balances_before == (5, 5, 5, 5)
     for agent in e.agents:
         assert e.observation_space(agent).contains(e.observe(agent))
+
+
+# ------------------------------------------------------------------ integers the records must hold
+def test_balances_and_board_are_bounded_where_the_records_hold_them() -> None:
+    from popejoan_env.engine import MAX_COUNTERS, Deal
+    from popejoan_env.errors import InvalidDealError
+    from popejoan_env.record import MAX_COUNT, deal_record
+    from popejoan_env.session import Session
+
+    assert MAX_COUNTERS < MAX_COUNT
+    rng = np.random.default_rng(4)
+    top = Deal.new(players=3, rng=rng, balances=[MAX_COUNTERS, -MAX_COUNTERS, 0], board={"pope": MAX_COUNTERS})
+    top.play_out(lambda d, legal: legal[0])
+    verify_record(json.loads(json.dumps(deal_record(top))))  # the largest accepted start records and replays
+    for balances in ([MAX_COUNTERS + 1, 0, 0], [0, -MAX_COUNTERS - 1, 0], [np.int64(2**62), 0, 0], [2**63, 0, 0],
+                     [10**4000, 0, 0]):
+        with pytest.raises(InvalidDealError, match=r"balance of seat \d must be within ±9,007,199,254,740,991 "
+                                                   r"\(MAX_COUNTERS\)"):
+            Deal.new(players=3, rng=rng, balances=balances)
+        with pytest.raises(InvalidDealError, match="MAX_COUNTERS"):
+            Session(players=3, rng=rng, balances=balances)
+    for board in ([MAX_COUNTERS + 1] + [0] * 7, {"game": 2**63}, {"pope": 10**4000}):
+        with pytest.raises(InvalidDealError, match=r"must hold at most 9,007,199,254,740,991 counters"):
+            Deal.new(players=3, rng=rng, board=board)
+        with pytest.raises(InvalidDealError, match="MAX_COUNTERS"):
+            Session(players=3, rng=rng, board=board)
+    record = deal_record(top)
+    record["balances_before"] = [2**62, 0, 0]  # within what a record line may hold, beyond what a deal starts with
+    with pytest.raises(RecordError, match=r"balances_before: balance of seat 0 must be within"):
+        verify_record(record)
+
+
+def test_batch_deals_refuse_sizes_and_counters_beyond_their_limits() -> None:
+    pytest.importorskip("numba")
+    from popejoan_env.batch import BatchDeals
+    from popejoan_env.batch.state import MAX_BATCH_DEALS
+    from popejoan_env.errors import InvalidDealError
+
+    rng = np.random.default_rng(0)
+    for n in (MAX_BATCH_DEALS + 1, 10**12, 2**64, 0, -1):
+        with pytest.raises(InvalidDealError, match=r"num_deals must be an integer 1\.\.4,194,304 \(MAX_BATCH_DEALS"):
+            BatchDeals(rng=rng, num_deals=n)
+    for board in ([2**63] + [0] * 7, {"pope": 2**53}):  # OverflowError before: the board did not fit an int64
+        with pytest.raises(InvalidDealError, match="MAX_COUNTERS"):
+            BatchDeals(rng=rng, board=board)
+    batch = BatchDeals(rng=rng, num_deals=2)
+    with pytest.raises(InvalidDealError, match="MAX_BATCH_DEALS"):
+        batch.take(np.zeros(MAX_BATCH_DEALS + 1, dtype=np.int64))
+    with pytest.raises(InvalidDealError, match="MAX_BATCH_DEALS"):
+        batch.take([0]).with_worlds([batch.to_deal(0)], repeat=10**12)
+    for seats in (np.array([2**62, 0]), [2**70, 0], [0], np.array([0.5, 1.0]), np.array([4, 0])):
+        with pytest.raises(InvalidDealError, match="seats must be one seat -1..3 per deal"):
+            batch.hands_of(seats)
+    assert batch.hands_of(np.array([-1, 2]))[0].sum() == 0

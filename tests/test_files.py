@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 
 import pytest
 
+from popejoan_env import files
+
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import OutputPathError, check_writable, replacing, write_atomic
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_write_atomic_replaces_the_file_and_leaves_nothing_else(tmp_path) -> None:
@@ -43,3 +50,83 @@ def test_check_writable_creates_directories_and_refuses_impossible_ones(tmp_path
         check_writable([str(tmp_path / "d.json")])
     with pytest.raises(PopeJoanError):
         check_writable(["/proc/version.json"])
+
+
+# ------------------------------------------------------------------ temporary files: unpredictable, exclusive
+def test_temporary_names_are_unpredictable_and_the_file_exists_before_it_is_handed_out(tmp_path) -> None:
+    names = set()
+    for _ in range(3):
+        with replacing(str(tmp_path / "out.json")) as tmp:
+            assert os.path.isfile(tmp) and os.path.dirname(tmp) == str(tmp_path)
+            names.add(os.path.basename(tmp))
+    assert len(names) == 3
+    assert os.listdir(tmp_path) == ["out.json"]
+
+
+def test_a_symlink_planted_at_the_temporary_name_is_never_followed(tmp_path, monkeypatch) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    tokens = iter(["0" * 16, "1" * 16])
+    monkeypatch.setattr(files.secrets, "token_hex", lambda n: next(tokens))
+    trap = tmp_path / f".out.json.{'0' * 16}.tmp"
+    trap.symlink_to(victim)
+    write_atomic(str(tmp_path / "out.json"), "result")  # the planted name is skipped, a fresh one is used
+    assert victim.read_text() == "precious" and trap.is_symlink()
+    assert (tmp_path / "out.json").read_text() == "result"
+    monkeypatch.setattr(files.secrets, "token_hex", lambda n: "0" * 16)
+    with pytest.raises(OutputPathError, match="fresh temporary names"):
+        write_atomic(str(tmp_path / "out.json"), "again")
+    assert victim.read_text() == "precious" and (tmp_path / "out.json").read_text() == "result"
+
+
+def test_the_written_file_gets_the_mode_the_umask_allows(tmp_path) -> None:
+    old = os.umask(0o027)
+    try:
+        write_atomic(str(tmp_path / "a.txt"), "x")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o640
+
+
+# ------------------------------------------------------------------ a process killed mid-write
+WRITER = """
+import sys, time
+from popejoan_env.files import replacing
+from popejoan_env.record import RecordWriter
+target, how = sys.argv[1], sys.argv[2]
+if how == "records":
+    with RecordWriter(target) as writer:
+        writer.write({"half": "a record"})
+        writer._file.flush()
+        print("writing", flush=True)
+        time.sleep(60)
+else:
+    with replacing(target) as tmp:
+        with open(tmp, "w") as fh:
+            fh.write("half a fi")
+            fh.flush()
+            print("writing", flush=True)
+            time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("how", ["replacing", "records"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGINT])
+def test_a_signal_mid_write_leaves_the_old_file_and_no_temporary(tmp_path, how, signum) -> None:
+    target = tmp_path / ("out.jsonl" if how == "records" else "out.json")
+    target.write_text("old")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+    child = subprocess.Popen([sys.executable, "-c", WRITER, str(target), how], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert child.stdout.readline() == "writing\n"
+        assert len(os.listdir(tmp_path)) == 2  # the temporary file is there, beside the old one
+        child.send_signal(signum)
+        child.wait(timeout=30)
+    finally:
+        child.kill()
+        child.communicate()
+    # The process ends as the signal asks (Python ends an uncaught KeyboardInterrupt by SIGINT too).
+    assert child.returncode == -signum
+    assert target.read_text() == "old"
+    assert os.listdir(tmp_path) == [target.name]

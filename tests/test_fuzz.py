@@ -966,3 +966,27 @@ def _fresh(kind: str) -> Any:
 def test_step_before_reset_is_refused_without_a_trace(kind: str, action: Any) -> None:
     env = _fresh(kind)
     assert_refused_unchanged(env, lambda: env.step(action), f"step({action!r}) before reset()")
+
+
+# ===================================================================== the web app's per-client tables
+@settings(max_examples=200, deadline=None)
+@given(capacity=st.integers(1, 12), per_client=st.integers(1, 12),
+       adds=st.lists(st.sampled_from("abcde"), max_size=80))
+def test_a_client_table_never_lets_one_client_push_out_a_smaller_one(capacity: int, per_client: int,
+                                                                     adds: list[str]) -> None:
+    from popejoan_env.web.clients import ClientTable
+
+    table: ClientTable[int] = ClientTable(capacity, per_client, idle_seconds=1e9, clock=lambda: 0.0)
+    owners: dict[str, str] = {}
+    for k, client in enumerate(adds):
+        before = set(table.ids())
+        counts = {c: table.held_by(c) for c in "abcde"}
+        table.add(str(k), k, client)
+        owners[str(k)] = client
+        gone = before - set(table.ids())
+        assert len(gone) <= 1 and len(table) <= capacity
+        for entry in gone:
+            victim = owners[entry]
+            # Evicted: the newcomer's own entry, or one of a client holding strictly more than the newcomer.
+            assert victim == client or counts[victim] > counts[client], (victim, client, counts)
+        assert all(table.held_by(c) <= min(per_client, capacity) for c in "abcde")

@@ -36,6 +36,17 @@ GOLDEN = ROOT / "tests" / "data" / "golden_records.jsonl"
 needs_model = pytest.mark.skipif(not SHIPPED.is_file(), reason=f"the shipped model {SHIPPED} is not in this checkout")
 
 
+JSON = {"content-type": "application/json"}
+"""The content type of a JSON body sent as raw bytes."""
+UPLOAD = {"content-type": "application/octet-stream"}
+"""The content type the replay page sends an upload as."""
+
+
+def upload(client: TestClient, body: Any) -> Any:
+    """POST a records file to ``/api/replays`` as the replay page does."""
+    return client.post("/api/replays", headers=UPLOAD, content=body)
+
+
 class Clock:
     """A clock the test moves by hand."""
 
@@ -225,8 +236,14 @@ def test_refused_requests_say_why_and_change_nothing(client: TestClient) -> None
     assert "must be a card" in error_of(client.post(play, json={"card": [state["legal"][0]]}), 400)
     assert "JSON object" in error_of(client.post(play, json={"card": state["legal"][0], "x": 1}), 400)
     assert "JSON object" in error_of(client.post(play, json=[state["legal"][0]]), 400)
-    assert "not valid JSON" in error_of(client.post(play, content=b'{"card": "5S"'), 400)
-    assert "not UTF-8" in error_of(client.post(play, content=b'\xff\xfe'), 400)
+    assert "not valid JSON" in error_of(client.post(play, content=b'{"card": "5S"', headers=JSON), 400)
+    assert "not UTF-8" in error_of(client.post(play, content=b'\xff\xfe', headers=JSON), 400)
+    for kind in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", None):
+        headers = {"content-type": kind} if kind else {}  # what a foreign page can send without asking first
+        assert "must be sent as application/json" in error_of(
+            client.post(play, content=b'{"card": "5S"}', headers=headers), 415)
+        assert "must be sent as application/json" in error_of(
+            client.post("/api/games", content=b"{}", headers=headers), 415)
     assert "empty" in error_of(client.post(play, content=b""), 400)
     assert "over the limit" in error_of(client.post(play, content=b" " * 70_000 + b'{"card": "5S"}'), 413)
     assert "not over" in error_of(client.post(f"/api/games/{game_id}/next"), 400)
@@ -240,7 +257,7 @@ def test_refused_requests_say_why_and_change_nothing(client: TestClient) -> None
         (["players", 4], "JSON object"),
     ]:
         assert words in error_of(client.post("/api/games", json=bad), 400), bad
-    assert "not valid JSON" in error_of(client.post("/api/games", content=b"{players: 4}"), 400)
+    assert "not valid JSON" in error_of(client.post("/api/games", content=b"{players: 4}", headers=JSON), 400)
     assert len(client.app.state.games) == count
     defaults = client.post("/api/games")  # an empty body: every default
     assert defaults.status_code == 201 and defaults.json()["state"]["players"] == 4
@@ -437,7 +454,7 @@ def test_a_replay_of_a_simulate_file_is_the_engine_step_by_step(client: TestClie
 def test_a_replay_gives_a_matching_models_policy_and_refuses_others(client: TestClient, models: Path,
                                                                      records: Path) -> None:
     shipped, four = f"{models.name}/shipped/model.zip", f"{models.name}/four_modern/model.zip"
-    replay_id = client.post("/api/replays", content=records.read_bytes()).json()["replay_id"]
+    replay_id = upload(client, records.read_bytes()).json()["replay_id"]
     out = frames_of(client, replay_id, 1, model=shipped)
     choices = [f for f in out["frames"] if len(f["legal"]) >= 2]
     assert choices and all(f["policy"] is None for f in out["frames"] if len(f["legal"]) < 2)
@@ -446,7 +463,7 @@ def test_a_replay_gives_a_matching_models_policy_and_refuses_others(client: Test
     seen = frames_of(client, replay_id, 1, model=shipped, view="2")
     assert all(f["policy"] is None or f["to_act"] == 2 for f in seen["frames"])
     assert any(f["policy"] is not None for f in seen["frames"]) == any(f["to_act"] == 2 for f in choices)
-    golden = client.post("/api/replays", content=GOLDEN.read_bytes()).json()["replay_id"]
+    golden = upload(client, GOLDEN.read_bytes()).json()["replay_id"]
     victorian = next(k for k, (_, r) in enumerate(read_records(GOLDEN), 1) if r["rules"]["preset"] == "victorian")
     three = next(k for k, (_, r) in enumerate(read_records(GOLDEN), 1)
                  if r["players"] == 3 and r["rules"]["preset"] == "modern")
@@ -464,7 +481,7 @@ def test_every_golden_record_replays_from_an_upload_text_or_gzip(client: TestCli
     text = GOLDEN.read_bytes()
     recs = [rec for _, rec in read_records(GOLDEN)]
     for body in (text, gzip.compress(text)):
-        r = client.post("/api/replays", content=body)
+        r = upload(client, body)
         assert r.status_code == 201 and r.json()["deals"] == len(recs) == 28, r.text
         replay_id = r.json()["replay_id"]
         for k, record in enumerate(recs, start=1):
@@ -477,29 +494,37 @@ def test_every_golden_record_replays_from_an_upload_text_or_gzip(client: TestCli
 def test_bad_uploads_and_replay_requests_are_refused(client: TestClient, records: Path, models: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     count = len(client.app.state.replays._replays)
-    assert "empty" in error_of(client.post("/api/replays", content=b"  \n"), 400)
+    assert "empty" in error_of(upload(client, b"  \n"), 400)
     assert "the upload, line 2: not a valid JSON record" in error_of(
-        client.post("/api/replays", content=records.read_bytes().splitlines(True)[0] + b"{oops\n"), 400)
-    assert "not UTF-8" in error_of(client.post("/api/replays", content=b"\xff\xfe\n"), 400)
-    assert "cannot be read" in error_of(client.post("/api/replays", content=gzip.compress(b"{}\n")[:12]), 400)
-    assert "a record must be a JSON object" in error_of(client.post("/api/replays", content=b"[1, 2]\n"), 400)
+        upload(client, records.read_bytes().splitlines(True)[0] + b"{oops\n"), 400)
+    assert "not UTF-8" in error_of(upload(client, b"\xff\xfe\n"), 400)
+    assert "cannot be read" in error_of(upload(client, gzip.compress(b"{}\n")[:12]), 400)
+    assert "a record must be a JSON object" in error_of(upload(client, b"[1, 2]\n"), 400)
     small = TestClient(create_app(models_dir=str(models), max_upload_bytes=1000))
-    assert "over the limit of 1,000 bytes" in error_of(small.post("/api/replays", content=records.read_bytes()), 413)
+    assert "over the limit of 1,000 bytes" in error_of(upload(small, records.read_bytes()), 413)
     chunked = iter([b"x" * 600, b"y" * 600])  # no Content-Length: the limit holds while reading
-    assert "over the limit of 1,000 bytes" in error_of(small.post("/api/replays", content=chunked), 413)
+    assert "over the limit of 1,000 bytes" in error_of(upload(small, chunked), 413)
     assert "without a records file" in error_of(small.post("/api/replays/from-records"), 400)
     assert small.get("/api/records").json() == {"files": []}
     monkeypatch.setattr(replays_module, "MAX_TEXT_BYTES", 20_000)
     many = b"".join([records.read_bytes()] * 4)
-    assert "unpacks to more than 20,000 bytes" in error_of(client.post("/api/replays", content=gzip.compress(many)), 413)
+    assert "unpacks to more than 20,000 bytes" in error_of(upload(client, gzip.compress(many)), 413)
+    blank = gzip.compress(b"\n" * (replays_module.MAX_LINES + 1))  # 20 kB of gzip: no record, every line read
+    assert f"more than {replays_module.MAX_LINES:,} lines (blank lines count too)" in error_of(
+        upload(client, blank), 413)
+    assert "more than 20,000 bytes" in error_of(
+        upload(client, gzip.compress(b" " * 30_000 + b"\n")), 413)
+    for kind in ("text/plain", "application/x-www-form-urlencoded", None):
+        assert "a records upload must be sent as application/octet-stream" in error_of(client.post(
+            "/api/replays", headers={"content-type": kind} if kind else {}, content=records.read_bytes()), 415)
     monkeypatch.setattr(replays_module, "MAX_DEALS", 5)
-    assert "more than 5 deals" in error_of(client.post("/api/replays", content=records.read_bytes()), 413)
+    assert "more than 5 deals" in error_of(upload(client, records.read_bytes()), 413)
     monkeypatch.undo()
     assert len(client.app.state.replays._replays) == count
     lines = records.read_bytes().splitlines(True)
     tampered = json.loads(lines[1])
     tampered["delta"][0] += 1
-    r = client.post("/api/replays", content=lines[0] + json.dumps(tampered).encode() + b"\n")
+    r = upload(client, lines[0] + json.dumps(tampered).encode() + b"\n")
     replay_id = r.json()["replay_id"]
     assert "deal 2 does not replay: delta[0]" in error_of(client.get(f"/api/replays/{replay_id}/deals/2"), 400)
     for k in ("0", "3", "abc", "-1", "1.0", "99999999999"):

@@ -27,7 +27,7 @@ import numpy as np
 from popejoan_env.batch import records
 from popejoan_env.batch.dealing import DealSource, check_orders, deal_slots
 from popejoan_env.batch.records import Finished
-from popejoan_env.batch.state import BatchState, Tables, allocate, compiled, popcount, tables_of
+from popejoan_env.batch.state import BatchState, Tables, allocate, check_batch_size, compiled, popcount, tables_of
 from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS, PACK
 from popejoan_env.checks import as_int, brief
 from popejoan_env.engine import Deal, parse_board
@@ -127,9 +127,7 @@ class BatchDeals:
             check_players(players)
         except ValueError:
             raise InvalidDealError(f"a batch needs 3 to 8 players, got {brief(players)}") from None
-        n = as_int(num_deals)
-        if n is None or n < 1:
-            raise InvalidDealError(f"num_deals must be a positive integer, got {brief(num_deals)}")
+        n = check_batch_size(num_deals)
         if sum(x is not None for x in (rng, deal_seed, orders)) != 1:
             raise InvalidDealError("a batch is dealt by exactly one of rng=, deal_seed= or orders=")
         if rng is not None and not isinstance(rng, np.random.Generator):
@@ -210,6 +208,7 @@ class BatchDeals:
         if idx.ndim != 1 or not len(idx) or not np.issubdtype(idx.dtype, np.integer) \
                 or idx.min() < 0 or idx.max() >= self.num_deals:
             raise InvalidDealError(f"take needs a non-empty list of slots 0..{self.num_deals - 1}, got {brief(slots)}")
+        check_batch_size(len(idx), "the number of slots taken")
         new = self._blank(self.rules, self.players, self.state._make(a[idx] for a in self.state), self.lone_leads)
         new.session_length = self.session_length
         new._source = self._source.for_slots(idx)
@@ -220,7 +219,11 @@ class BatchDeals:
         """Copies of this one-deal batch with each world's unplayed cards written in (``repeat`` rows per world,
         row ``k * repeat + i`` is world ``k``): the worlds must be its position with those cards placed otherwise
         (as ``WorldSampler`` draws them; the caller checks it)."""
-        rows = np.repeat(np.arange(len(worlds)), repeat)
+        times = as_int(repeat)
+        if times is None or times < 1:
+            raise InvalidDealError(f"repeat must be a positive integer, got {brief(repeat)}")
+        check_batch_size(len(worlds) * times, "the rows of with_worlds (worlds x repeat)")
+        rows = np.repeat(np.arange(len(worlds)), times)
         batch = self.take(np.zeros(len(rows), dtype=np.int64))
         records.write_worlds(batch.state, batch.tables, worlds, rows)
         batch.lone_leads = bool(lone_leads)
@@ -282,6 +285,10 @@ class BatchDeals:
         """[n, 52] bool by card id: the hand of ``seats[i]`` in deal i (default the seat to act)."""
         rows = np.arange(self.num_deals)
         seats = self.to_act if seats is None else np.asarray(seats)
+        if seats.shape != (self.num_deals,) or not np.issubdtype(seats.dtype, np.integer) or seats.dtype == bool \
+                or ((seats < -1) | (seats >= self.players)).any():
+            raise InvalidDealError(f"seats must be one seat -1..{self.players - 1} per deal (-1: none), "
+                                   f"got {brief(seats)}")
         return self._cards_of_bits(np.where(seats >= 0, self.state.hands[rows, np.maximum(seats, 0)], np.uint64(0)))
 
     def dead_of(self, slot: int) -> list[int]:

@@ -18,11 +18,15 @@ import numpy as np
 
 from popejoan_env.cards import ACE, EIGHT_DIAMONDS, JACK, KING, NUM_CARD_IDS, PACK, POPE, QUEEN, card_id
 from popejoan_env.engine import EMPTY_OWNER
-from popejoan_env.errors import MissingDependencyError
+from popejoan_env.checks import as_int, brief
+from popejoan_env.errors import InvalidDealError, MissingDependencyError
 from popejoan_env.rules import ACE_C, JACK_C, KING_C, POPE_C, QUEEN_C, Rules
 
-__all__ = ["MAX_EVENTS", "BatchState", "Tables", "allocate", "compiled", "popcount", "position_masks", "tables_of"]
+__all__ = ["MAX_BATCH_DEALS", "MAX_EVENTS", "BatchState", "Tables", "allocate", "check_batch_size", "compiled",
+           "popcount", "position_masks", "tables_of"]
 
+MAX_BATCH_DEALS = 1 << 22
+"""Most deals one batch holds (4,194,304): about 1 kB of state each, so at most about 4 GB of arrays."""
 MAX_EVENTS = 16
 """Most awards one deal can make (12): turn-up and game (R5), four trump honours and the Pope, two pairs split,
 the game."""
@@ -79,6 +83,15 @@ class Tables(NamedTuple):
     halves: bool              # rules.pair_split == "halves": a pair split between two seats pays each half
     ends_deal: bool           # rules.pope_turnup == "ends_deal": a turned-up Pope ends the deal (R5)
     pope_pos: int             # the Pope's position
+
+
+def check_batch_size(n: object, what: str = "num_deals") -> int:
+    """``n`` as a batch's size, 1..``MAX_BATCH_DEALS``; an InvalidDealError naming ``what`` and the limit if not."""
+    size = as_int(n)
+    if size is None or not 1 <= size <= MAX_BATCH_DEALS:
+        raise InvalidDealError(f"{what} must be an integer 1..{MAX_BATCH_DEALS:,} (MAX_BATCH_DEALS: about 1 kB of "
+                               f"state a deal), got {brief(n)}")
+    return size
 
 
 def allocate(n: int, players: int, dead_size: int) -> BatchState:

@@ -30,8 +30,12 @@ whose records are stored and no larger than the member), every metadata field
 the player uses (type and value), and every tensor of the actor (``tensor``,
 ``linear``: present, a float tensor of the expected dimensions, all values
 finite: a model with NaN or infinite weights is refused, since its logits would
-pick a card arbitrarily).  A file that is not a model, a corrupt one, or a
-model for another observation version is refused with a ``ModelFileError`` /
+pick a card arbitrarily).  Before any tensor is copied, each must be a view
+that takes each of its values from its own place inside its storage (no
+stride-0 or overlapping view that makes a few stored bytes look like a large
+matrix), and all of them together hold at most ``MAX_WEIGHT_ELEMENTS`` values.
+A file that is not a model, a corrupt one, or a model for another observation
+version is refused with a ``ModelFileError`` /
 ``ModelMismatchError`` naming the file, the field and the problem.
 """
 
@@ -66,6 +70,8 @@ MAX_METADATA_BYTES = 2**20
 """Largest ``popejoan.json`` read, unpacked (a real one is under 1 kB)."""
 MAX_WEIGHTS_BYTES = 64 * 2**20
 """Largest ``policy.pth`` read, unpacked (the shipped 128x128 model's is 0.9 MB)."""
+MAX_WEIGHT_ELEMENTS = MAX_WEIGHTS_BYTES // 4
+"""Most values all the tensors of ``policy.pth`` may hold together (as many float32 as ``MAX_WEIGHTS_BYTES``)."""
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 """The hidden activations a model may name, as numpy functions (the player's forward applies them)."""
 
@@ -231,10 +237,55 @@ def _load_weights(data: bytes, path: str) -> Any:
     import torch
 
     try:
-        return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+        state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as err:  # torch's unpickler raises many kinds on a damaged or hostile policy.pth
         raise ModelFileError(f"{path}: the network weights ({WEIGHTS_NAME}) cannot be read: "
                              f"{type(err).__name__}: {_clip(str(err))}") from None
+    if isinstance(state, Mapping):
+        total = 0
+        for key, value in state.items():
+            if hasattr(value, "untyped_storage"):
+                check_layout(value, str(key), path)
+                total += int(value.numel())
+        if total > MAX_WEIGHT_ELEMENTS:
+            raise ModelFileError(f"{path}: the tensors of {WEIGHTS_NAME} hold {total:,} values together; at most "
+                                 f"{MAX_WEIGHT_ELEMENTS:,} are read (MAX_WEIGHT_ELEMENTS)")
+    return state
+
+
+def _separate(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether a view of ``shape`` and ``strides`` (in elements) gives each value a place of its own (no overlap)."""
+    span = 1
+    for stride, size in sorted((abs(st), n) for n, st in zip(shape, strides) if n > 1):
+        if stride < span:
+            return False
+        span = stride * size
+    return True
+
+
+def check_layout(value: Any, key: str, path: str) -> None:
+    """Refuse a tensor or array that is not a view of its own stored values: overlapping, stride-0, or outside.
+
+    A stride-0 or overlapping view shows a large matrix over a few stored
+    bytes; refused here, before anything copies it to its full size.  (A slice
+    of a larger saved tensor is a fine view: it only reads values stored.)
+    """
+    if hasattr(value, "untyped_storage"):  # a torch tensor
+        shape, numel, strides = tuple(value.shape), int(value.numel()), tuple(value.stride())
+        last = value.storage_offset() + sum((n - 1) * st for n, st in zip(shape, strides))
+        within = value.storage_offset() >= 0 and (last + 1) * value.element_size() <= value.untyped_storage().nbytes()
+    elif isinstance(value, np.ndarray):
+        shape, numel = value.shape, int(value.size)
+        strides = tuple(st // max(value.itemsize, 1) if st % max(value.itemsize, 1) == 0 else 0 for st in value.strides)
+        within = True  # numpy makes no view outside its buffer
+    else:
+        return
+    if numel > MAX_WEIGHT_ELEMENTS:
+        raise ModelFileError(f"{path}: {key} has shape {shape}, {numel:,} values; at most {MAX_WEIGHT_ELEMENTS:,} "
+                             "are read (MAX_WEIGHT_ELEMENTS)")
+    if numel and not (within and _separate(shape, strides)):
+        raise ModelFileError(f"{path}: {key} of shape {shape} is a view with strides {strides}, not stored weights "
+                             "(a stride-0 or overlapping view over fewer stored values): damaged or hostile weights")
 
 
 def check_metadata(meta: Any, path: str) -> None:
@@ -311,6 +362,7 @@ def tensor(state: Mapping[str, Any], key: str, ndim: int, path: str) -> np.ndarr
     if hasattr(value, "detach") and hasattr(value, "is_floating_point"):  # a torch tensor
         if not value.is_floating_point():
             raise ModelFileError(f"{path}: {key} is a {value.dtype} tensor, not a float tensor")
+        check_layout(value, key, path)  # before .float() copies it
         try:
             array = value.detach().cpu().float().numpy()
         except (RuntimeError, TypeError, ValueError) as err:
@@ -321,6 +373,7 @@ def tensor(state: Mapping[str, Any], key: str, ndim: int, path: str) -> np.ndarr
         array = value
     else:
         raise ModelFileError(f"{path}: {key} is a {type(value).__name__}, not a tensor")
+    check_layout(value, key, path)
     if array.ndim != ndim:
         raise ModelFileError(f"{path}: {key} has shape {tuple(array.shape)}; a {'bias' if ndim == 1 else 'weight'} "
                              f"has {ndim} dimension{'s' if ndim > 1 else ''}")
@@ -369,7 +422,8 @@ def read_sb3_zip(path: str | os.PathLike[str], weights: bool = True) -> tuple[di
 
 
 __all__ = [
-    "ACTIVATIONS", "MAX_MEMBERS", "MAX_METADATA_BYTES", "MAX_WEIGHTS_BYTES", "META_NAME", "MODEL_FORMAT",
-    "ModelFileError", "ModelMismatchError", "WEIGHTS_NAME", "check_metadata", "linear", "model_metadata",
+    "ACTIVATIONS", "MAX_MEMBERS", "MAX_METADATA_BYTES", "MAX_WEIGHTS_BYTES", "MAX_WEIGHT_ELEMENTS", "META_NAME",
+    "MODEL_FORMAT", "ModelFileError", "ModelMismatchError", "WEIGHTS_NAME", "check_layout", "check_metadata",
+    "linear", "model_metadata",
     "read_metadata", "read_model", "rules_field", "save_model", "save_state_dict", "tensor", "trained_rules",
 ]

@@ -1,11 +1,14 @@
 """The web app: play Pope Joan in the browser against the agents, and replay game records (FastAPI).
 
 ``create_app(...)`` builds the ASGI app; ``popejoan serve`` runs it with
-uvicorn.  The endpoints and the JSON they exchange are described in the
-README ("Play in the browser") and by the routes below; the game logic is in
-``games.py`` and ``replays.py``, which know nothing of HTTP.  Every error is
-``{"error": "<one sentence>"}`` with a 4xx status; bodies are read within a
-size limit before they are parsed, and JSON is checked field by field.
+uvicorn (``serve``: with the connection limits below).  The endpoints and the
+JSON they exchange are described in the README ("Play in the browser") and by
+the routes below; the game logic is in ``games.py`` and ``replays.py``, which
+know nothing of HTTP.  Every error is ``{"error": "<one sentence>"}`` with a
+4xx status; requests from other sites are refused (``guard.py``); a JSON body
+is taken only as ``application/json``, read within a size and a time limit
+before it is parsed, and checked field by field.  docs/reliability.md lists
+every limit.
 
 FastAPI is imported inside ``create_app``, so the package (and this module)
 import without the ``web`` extra installed.
@@ -17,13 +20,24 @@ import json
 import logging
 import os
 import pathlib
+import tempfile
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.web.games import GameManager, ModelShelf, NotFoundError, TooLargeError, WebError
-from popejoan_env.web.replays import ReplayStore
+from popejoan_env.web.clients import IDLE_SECONDS, client_of
+from popejoan_env.web.games import (
+    MAX_GAMES,
+    GameManager,
+    ModelShelf,
+    NotFoundError,
+    TooLargeError,
+    UnsupportedTypeError,
+    WebError,
+)
+from popejoan_env.web.guard import SECURITY_HEADERS, Guard, with_security_headers
+from popejoan_env.web.replays import MAX_REPLAYS, ReplayStore, check_records_file
 
 if TYPE_CHECKING:
     from fastapi import FastAPI, Request
@@ -32,8 +46,31 @@ STATIC = pathlib.Path(__file__).resolve().parent / "static"
 """The front end (HTML, JavaScript, CSS), shipped inside the package."""
 MAX_JSON_BYTES = 64 * 1024
 """Largest JSON request body read (a request is a few dozen bytes)."""
+MAX_UPLOAD_BYTES = 5_000_000
+"""Largest records upload read, as sent (``replays.MAX_TEXT_BYTES`` bounds it unpacked)."""
+BODY_SECONDS = 30.0
+"""Longest time a request body may take to arrive: a client sending it slower is answered 408."""
+JSON_TYPES = ("application/json",)
+"""Content types a JSON body may be sent as."""
+UPLOAD_TYPES = ("application/octet-stream", "application/gzip", "application/x-gzip", "application/jsonl",
+                "application/x-ndjson", "application/json")
+"""Content types a records upload may be sent as (not the form or text types a foreign page can send unasked)."""
+HEADER_SECONDS = 10.0
+"""Longest time a connection may take to send a request's headers (a new or a kept-alive one): then it is closed."""
+KEEP_ALIVE_SECONDS = 5
+"""How long an idle kept-alive connection stays open (uvicorn's ``timeout_keep_alive``)."""
+MAX_CONNECTIONS = 100
+"""Most connections and requests at once (uvicorn's ``limit_concurrency``): beyond, a request is answered 503."""
+MAX_HEADER_BYTES = 16 * 1024
+"""Largest request line and headers read (h11's ``max_incomplete_event_size``): beyond, the answer is 400."""
 
 log = logging.getLogger("popejoan.web")
+
+
+class SlowBodyError(WebError):
+    """A request body that did not arrive within ``BODY_SECONDS`` (HTTP 408)."""
+
+    status = 408
 
 
 async def read_body(request: "Request", limit: int, what: str) -> bytes:
@@ -42,17 +79,38 @@ async def read_body(request: "Request", limit: int, what: str) -> bytes:
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise TooLargeError(f"{what} of {int(declared):,} bytes is over the limit of {limit:,} bytes")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:  # a body sent without (or with a false) Content-Length
-            raise TooLargeError(f"{what} is over the limit of {limit:,} bytes")
-        chunks.append(chunk)
+    import anyio  # Starlette's own dependency: a deadline on every Python this package supports
+
+    try:
+        with anyio.fail_after(BODY_SECONDS):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:  # a body sent without (or with a false) Content-Length
+                    raise TooLargeError(f"{what} is over the limit of {limit:,} bytes")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise SlowBodyError(f"{what} did not arrive within {BODY_SECONDS:g} s") from None
     return b"".join(chunks)
+
+
+def media_type(request: "Request") -> str | None:
+    """The request's content type without its parameters, lowercased (None when it names none)."""
+    declared = request.headers.get("content-type")
+    return None if declared is None else declared.split(";", 1)[0].strip().lower()
+
+
+def check_type(request: "Request", allowed: tuple[str, ...], what: str, body: bytes) -> None:
+    """Refuse a body whose content type is not one of ``allowed`` (an empty body may name none)."""
+    kind = media_type(request)
+    if (kind is None and body) or (kind is not None and kind not in allowed):
+        raise UnsupportedTypeError(f"{what} must be sent as {' or '.join(allowed)}, "
+                                   f"not {kind or 'without a Content-Type'}")
 
 
 async def json_body(request: "Request", empty: Any = None) -> Any:
     """The request's JSON value (``empty`` for an empty body), with one clear sentence when it is not JSON."""
     body = await read_body(request, MAX_JSON_BYTES, "the request body")
+    check_type(request, JSON_TYPES, "a JSON request body", body)
     if not body.strip():
         if empty is None:
             raise WebError("the request body is empty; it must be a JSON object")
@@ -72,15 +130,20 @@ async def json_body(request: "Request", empty: Any = None) -> Any:
 def create_app(
     records: str | None = None,
     models_dir: str = "models",
-    max_games: int = 200,
-    idle_seconds: float = 1800,
-    max_upload_bytes: int = 5_000_000,
+    max_games: int = MAX_GAMES,
+    idle_seconds: float = IDLE_SECONDS,
+    max_upload_bytes: int = MAX_UPLOAD_BYTES,
     *,
     seed: int | None = None,
     clock: Callable[[], float] = time.monotonic,
-    max_replays: int = 16,
+    max_replays: int = MAX_REPLAYS,
+    host: str | None = None,
 ) -> "FastAPI":
-    """The web app: the play and replay API under ``/api``, the pages ``/`` and ``/replay``, and ``/static``."""
+    """The web app: the play and replay API under ``/api``, the pages ``/`` and ``/replay``, and ``/static``.
+
+    ``host`` is the name the server is reached by (``popejoan serve --host``):
+    with the loopback names and the listening address, the only Host accepted.
+    """
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse, Response
@@ -88,8 +151,8 @@ def create_app(
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
 
-    if records is not None and not os.path.isfile(records):
-        raise PopeJoanError(f"records file {records!r} does not exist (or is not a file)")
+    if records is not None:
+        check_records_file(records)
     if not isinstance(max_upload_bytes, int) or max_upload_bytes < 1:
         raise PopeJoanError(f"max_upload_bytes must be a positive integer, got {max_upload_bytes!r}")
     shelf = ModelShelf(models_dir)
@@ -98,20 +161,35 @@ def create_app(
 
     app = FastAPI(title="Pope Joan", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.games, app.state.replays = games, replays
+    app.add_middleware(Guard, hosts=(host,) if host else ())
+    # Server paths a refusal may carry, as the page may show them: the models directory by its own name.
+    hidden = [(shelf.root, shelf.shown), (os.path.realpath(tempfile.gettempdir()), "<temporary>"),
+              (tempfile.gettempdir(), "<temporary>")]
+    if records is not None:
+        hidden.append((os.path.dirname(os.path.abspath(records)), "<records folder>"))
 
     def error(status: int, message: str) -> JSONResponse:
-        return JSONResponse({"error": message}, status_code=status)
+        # The security headers here too: an answer to an internal error leaves by a path around the Guard.
+        return JSONResponse({"error": message}, status_code=status, headers=dict(SECURITY_HEADERS))
+
+    def client(request: Request) -> str:
+        return client_of(request.client.host if request.client is not None else None)
 
     @app.exception_handler(PopeJoanError)
     async def refused(request: Request, err: PopeJoanError) -> JSONResponse:
-        return error(getattr(err, "status", 400), str(err))
+        message = str(err)
+        for path, shown in sorted(hidden, key=lambda pair: -len(pair[0])):
+            if len(path) > 1:
+                message = message.replace(path, shown)
+        return error(getattr(err, "status", 400), message)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, err: HTTPException) -> JSONResponse:
+        path = request.url.path if len(request.url.path) <= 100 else request.url.path[:100] + "..."
         if err.status_code == 404:
-            return error(404, f"no such page or endpoint: {request.method} {request.url.path}")
+            return error(404, f"no such page or endpoint: {request.method[:20]} {path}")
         if err.status_code == 405:
-            return error(405, f"{request.method} is not allowed on {request.url.path}")
+            return error(405, f"{request.method[:20]} is not allowed on {path}")
         return error(err.status_code, str(err.detail))
 
     @app.exception_handler(RequestValidationError)
@@ -150,10 +228,15 @@ def create_app(
     def options() -> JSONResponse:
         return ok(games.options())
 
+    async def no_body(request: Request) -> None:
+        """Read (and drop) the body of a request that takes none; a huge or mistyped one is refused."""
+        body = await read_body(request, MAX_JSON_BYTES, "the request body")
+        check_type(request, JSON_TYPES, "a request body", body)
+
     @app.post("/api/games")
     async def new_game(request: Request) -> JSONResponse:
         body = await json_body(request, empty={})
-        game_id, state = await run_in_threadpool(games.create, body)
+        game_id, state = await run_in_threadpool(games.create, body, client(request))
         return ok({"game_id": game_id, "state": state}, 201)
 
     @app.get("/api/games/{game_id}")
@@ -167,7 +250,7 @@ def create_app(
 
     @app.post("/api/games/{game_id}/next")
     async def next_deal(game_id: str, request: Request) -> JSONResponse:
-        await read_body(request, MAX_JSON_BYTES, "the request body")  # nothing is expected; a huge body is refused
+        await no_body(request)
         return ok(await run_in_threadpool(games.next_deal, game_id))
 
     @app.get("/api/games/{game_id}/hint")
@@ -182,15 +265,73 @@ def create_app(
     @app.post("/api/replays")
     async def upload(request: Request) -> JSONResponse:
         body = await read_body(request, max_upload_bytes, "the upload")
-        return ok(await run_in_threadpool(replays.upload, body), 201)
+        check_type(request, UPLOAD_TYPES, "a records upload", body)
+        return ok(await run_in_threadpool(replays.upload, body, client(request)), 201)
 
     @app.post("/api/replays/from-records")
     async def from_records(request: Request) -> JSONResponse:
-        await read_body(request, MAX_JSON_BYTES, "the request body")
-        return ok(await run_in_threadpool(replays.from_records), 201)
+        await no_body(request)
+        return ok(await run_in_threadpool(replays.from_records, client(request)), 201)
 
     @app.get("/api/replays/{replay_id}/deals/{k}")
     def replay_deal(replay_id: str, k: str, view: str = "all", model: str = "") -> JSONResponse:
         return ok(replays.deal(replay_id, k, view, model))
 
     return app
+
+
+def serve(app: Any, host: str, port: int) -> None:
+    """Run ``app`` with uvicorn on ``host``:``port`` with the connection limits above, until interrupted."""
+    import uvicorn
+
+    uvicorn.run(
+        app, host=host, port=port, log_level="warning", http=header_deadline_protocol(),
+        timeout_keep_alive=KEEP_ALIVE_SECONDS, limit_concurrency=MAX_CONNECTIONS,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        # The client is the connection's address, never what an X-Forwarded-For header claims: the per-client
+        # caps of games and replays count addresses.
+        proxy_headers=False, server_header=False,
+    )
+
+
+def header_deadline_protocol() -> type:
+    """uvicorn's HTTP protocol (h11) with ``HEADER_SECONDS`` to send each request's headers, then closed.
+
+    uvicorn times out a kept-alive connection only while it sends nothing, so a
+    client that opens connections and sends a byte now and then (slowloris)
+    would hold them, and with them the ``MAX_CONNECTIONS`` places, forever.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderDeadline(H11Protocol):  # type: ignore[misc]
+        """Closes a connection whose request headers have not all arrived ``HEADER_SECONDS`` after it waits for them."""
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()
+
+        def _arm(self) -> None:
+            waiting_for = self.cycle  # a new request replaces the cycle: then the headers came in time
+            self.loop.call_later(HEADER_SECONDS, self._expired, waiting_for)
+
+        def _expired(self, waiting_for: Any) -> None:
+            if self.cycle is waiting_for and not self.transport.is_closing():
+                self.transport.close()
+
+        def send_400_response(self, msg: str) -> None:
+            """A request HTTP itself refuses (bad bytes in a header, headers too long): one JSON sentence."""
+            import h11
+
+            body = json.dumps({"error": f"not a valid HTTP request ({msg.rstrip('.')})"}).encode("utf-8")
+            headers = with_security_headers([(b"content-type", b"application/json"), (b"connection", b"close"),
+                                             (b"content-length", str(len(body)).encode("ascii"))])
+            for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"), h11.Data(data=body),
+                          h11.EndOfMessage()):
+                self.transport.write(self.conn.send(event))
+            self.transport.close()
+
+    return HeaderDeadline

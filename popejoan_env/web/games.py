@@ -1,8 +1,9 @@
 """The games of the web app: a human at seat 0 against scripted players or saved models (no web framework here).
 
 A ``GameManager`` keeps at most ``max_games`` games, each a ``Session`` of one
-or more deals, under a lock of its own; games idle for ``idle_seconds`` expire
-and the least recently used is evicted when the table is full.  Every rule of
+or more deals, under a lock of its own, and at most ``max_games_per_client`` of
+one client (``clients.ClientTable``: a client floods only its own games out);
+games idle for ``idle_seconds`` expire.  Every rule of
 play is the engine's: a request plays seat 0's card with ``Deal.play`` (an
 illegal one is refused with the engine's message), then ``Deal.advance`` plays
 forced cards and lone leads and each opponent answers ``act(seat_view(deal,
@@ -22,7 +23,6 @@ accepted or read, and their networks are loaded once and shared.
 
 from __future__ import annotations
 
-import collections
 import os
 import secrets
 import threading
@@ -42,6 +42,7 @@ from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, PRESETS, 
 from popejoan_env.seat_view import SeatView, history_of, seat_view
 from popejoan_env.session import Session
 from popejoan_env.table import play_until
+from popejoan_env.web.clients import IDLE_SECONDS, ClientTable
 
 HUMAN = 0
 """The human's seat."""
@@ -57,6 +58,10 @@ MODEL_DEPTH = 3
 """Deepest folder level under the models directory searched for model files."""
 GAME_FIELDS = ("players", "preset", "opponents", "deals")
 """Fields of a new game's request."""
+MAX_GAMES = 200
+"""Most games the server keeps (``--max-games`` of ``create_app``)."""
+MAX_GAMES_PER_CLIENT = 50
+"""Most games one client (one address) keeps: its own oldest game makes room for its next one."""
 
 
 # --------------------------------------------------------------------- errors
@@ -76,6 +81,12 @@ class TooLargeError(WebError):
     """A request body or upload over its size limit (HTTP 413)."""
 
     status = 413
+
+
+class UnsupportedTypeError(WebError):
+    """A request body sent with a content type its endpoint does not take (HTTP 415)."""
+
+    status = 415
 
 
 # --------------------------------------------------------------------- models
@@ -211,15 +222,6 @@ class ModelShelf:
         return LearnedPlayer(self.policy(real), seed=seed)
 
 
-def expire_idle(table: collections.OrderedDict[str, Any], now: float, idle_seconds: float) -> None:
-    """Drop from ``table`` (kept least recently used first) the entries whose ``last_used`` is over ``idle_seconds`` ago."""
-    while table:
-        oldest = next(iter(table.values()))
-        if now - oldest.last_used <= idle_seconds:
-            return
-        table.popitem(last=False)
-
-
 def _stamp(path: str) -> tuple[int, int]:
     """(modification time, size) of a file: a cache entry is good while both are unchanged."""
     try:
@@ -233,14 +235,12 @@ def _stamp(path: str) -> tuple[int, int]:
 class Game:
     """One game: a session of deals, the opponents of seats 1..n-1, and which cards were played automatically."""
 
-    def __init__(self, game_id: str, session: Session, opponents: list[Player], seeds: np.random.SeedSequence,
-                 now: float) -> None:
+    def __init__(self, game_id: str, session: Session, opponents: list[Player], seeds: np.random.SeedSequence) -> None:
         self.game_id = game_id
         self.session = session
         self.opponents = opponents
         self.seeds = seeds
         self.lock = threading.Lock()
-        self.last_used = now
         self.auto: list[bool] = []
         """For each play of the current deal: True when the server played it without a choice."""
 
@@ -267,43 +267,29 @@ class Game:
 class GameManager:
     """Games by id: created, played, expired and evicted; every game under its own lock."""
 
-    def __init__(self, models_dir: str | os.PathLike[str] = "models", max_games: int = 200,
-                 idle_seconds: float = 1800, seed: int | None = None,
-                 clock: Callable[[], float] = time.monotonic, shelf: ModelShelf | None = None) -> None:
-        if as_int(max_games) is None or max_games < 1:
-            raise PopeJoanError(f"max_games must be a positive integer, got {brief(max_games)}")
-        if not idle_seconds > 0:
-            raise PopeJoanError(f"idle_seconds must be positive, got {brief(idle_seconds)}")
+    def __init__(self, models_dir: str | os.PathLike[str] = "models", max_games: int = MAX_GAMES,
+                 idle_seconds: float = IDLE_SECONDS, seed: int | None = None,
+                 clock: Callable[[], float] = time.monotonic, shelf: ModelShelf | None = None,
+                 max_games_per_client: int = MAX_GAMES_PER_CLIENT) -> None:
+        self._games: ClientTable[Game] = ClientTable(max_games, max_games_per_client, idle_seconds, clock, "games")
         self.shelf = shelf if shelf is not None else ModelShelf(models_dir)
-        self.max_games = int(max_games)
-        self.idle_seconds = float(idle_seconds)
+        self.max_games = self._games.capacity
+        self.idle_seconds = self._games.idle_seconds
         self.clock = clock
         self._seeds = np.random.SeedSequence(seed)
-        self._games: collections.OrderedDict[str, Game] = collections.OrderedDict()
         self._lock = threading.Lock()
 
     # ----------------------------------------------------------------- table
     def __len__(self) -> int:
-        with self._lock:
-            self._expire(self.clock())
-            return len(self._games)
-
-    def _expire(self, now: float) -> None:
-        """Drop the games idle for longer than ``idle_seconds`` (the oldest come first)."""
-        expire_idle(self._games, now, self.idle_seconds)
+        return len(self._games)
 
     def _get(self, game_id: str) -> Game:
         """The game of an id, marked as just used; a NotFoundError when there is none (or it expired)."""
-        with self._lock:
-            now = self.clock()
-            self._expire(now)
-            game = self._games.get(game_id) if isinstance(game_id, str) else None
-            if game is None:
-                raise NotFoundError(f"no game {brief(game_id)}: it never existed, expired after "
-                                    f"{self.idle_seconds:g} s idle, or was evicted; start a new game")
-            game.last_used = now
-            self._games.move_to_end(game_id)
-            return game
+        game = self._games.get(game_id)
+        if game is None:
+            raise NotFoundError(f"no game {brief(game_id)}: it never existed, expired after "
+                                f"{self.idle_seconds:g} s idle, or was evicted; start a new game")
+        return game
 
     # ----------------------------------------------------------------- requests
     def options(self) -> dict[str, Any]:
@@ -318,8 +304,8 @@ class GameManager:
             "models": models,
         }
 
-    def create(self, body: Any) -> tuple[str, dict[str, Any]]:
-        """Start a game from a request body ``{"players", "preset", "opponents", "deals"}``; (its id, its state)."""
+    def create(self, body: Any, client: str = "") -> tuple[str, dict[str, Any]]:
+        """Start a game of ``client`` from a body ``{"players", "preset", "opponents", "deals"}``; (id, state)."""
         players, rules, specs, deals = self._parse_new_game(body)
         models = {spec: self.shelf.resolve(spec, f"opponent (seat {k})")
                   for k, spec in enumerate(specs, start=1) if spec not in SCRIPTED}
@@ -336,16 +322,12 @@ class GameManager:
             for spec, s in zip(specs, seat_seeds)
         ]
         session = Session(rules, players, rng, deals=deals, first_dealer=int(rng.integers(players)))
-        game = Game(secrets.token_urlsafe(12), session, opponents, seeds, self.clock())
+        game = Game(secrets.token_urlsafe(12), session, opponents, seeds)
         deal = session.next_deal()
         auto: list[bool] = []
         game.play_on(deal, auto)
         game.auto = auto
-        with self._lock:
-            self._expire(self.clock())
-            while len(self._games) >= self.max_games:
-                self._games.popitem(last=False)  # the least recently used
-            self._games[game.game_id] = game
+        self._games.add(game.game_id, game, client)
         return game.game_id, self.state(game, new_plays=len(deal.plays))
 
     def _parse_new_game(self, body: Any) -> tuple[int, Rules, list[str], int]:

@@ -20,52 +20,58 @@ and payments made by that card.
 
 from __future__ import annotations
 
-import collections
 import json
 import os
 import secrets
+import stat
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from popejoan_env.cards import CARD_NAMES, SUITS, names_of
-from popejoan_env.checks import as_int, brief
+from popejoan_env.checks import brief
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.record import deal_record, read_records, replay_record, verify_record
+from popejoan_env.record import RecordLimitError, deal_record, read_records, replay_record, verify_record
 from popejoan_env.rules import COMPARTMENTS, Rules
 from popejoan_env.seat_view import history_of, seat_view
-from popejoan_env.web.games import ModelShelf, NotFoundError, TooLargeError, WebError, expire_idle, policy_probs
+from popejoan_env.web.clients import IDLE_SECONDS, ClientTable
+from popejoan_env.web.games import ModelShelf, NotFoundError, TooLargeError, WebError, policy_probs
 
 MAX_DEALS = 10_000
 """Most deals one replay holds."""
+MAX_REPLAYS = 16
+"""Most replays the server keeps."""
+MAX_REPLAYS_PER_CLIENT = 4
+"""Most replays one client (one address) keeps: its own oldest replay makes room for its next one."""
 MAX_TEXT_BYTES = 32 * 2**20
-"""Most bytes of record text (compact JSON) one replay holds: an upload that unpacks to more is refused."""
+"""Most bytes of records text one replay reads, unpacked (blank lines included): a file beyond it is refused."""
+MAX_LINES = 2 * MAX_DEALS
+"""Most lines one replay reads, blank ones included (a records file has one line a deal)."""
 GZIP_MAGIC = b"\x1f\x8b"
 """The first bytes of a gzip stream: an upload starting with them is a ``.jsonl.gz`` file."""
 
 
 class Replay:
-    """The deals of one records file, as compact JSON lines, and when it was last used."""
+    """The deals of one records file, as compact JSON lines."""
 
-    def __init__(self, replay_id: str, lines: list[str], now: float) -> None:
+    def __init__(self, replay_id: str, lines: list[str]) -> None:
         self.replay_id = replay_id
         self.lines = lines
-        self.last_used = now
 
 
 def _lines_of(path: str, shown: str) -> list[str]:
-    """The records of a file as compact JSON lines, within ``MAX_DEALS`` and ``MAX_TEXT_BYTES``.
+    """The records of a file as compact JSON lines, within ``MAX_DEALS``, ``MAX_LINES`` and ``MAX_TEXT_BYTES``.
 
-    ``read_records`` reads a gzip stream line by line, so a file that unpacks
-    to far more than its size stops being read as soon as the limit is passed.
+    ``read_records`` reads a gzip stream line by line and counts every line and
+    byte it unpacks, so a file that unpacks to far more than its size (a gzip of
+    newlines) stops being read as soon as a limit is passed.
     """
     out: list[str] = []
     total = 0
     try:
-        for _, record in read_records(path):
+        for _, record in read_records(path, max_bytes=MAX_TEXT_BYTES, max_lines=MAX_LINES):
             if len(out) >= MAX_DEALS:
                 raise TooLargeError(f"{shown} holds more than {MAX_DEALS:,} deals; a replay takes at most that many")
             line = json.dumps(record, separators=(",", ":"))
@@ -74,6 +80,8 @@ def _lines_of(path: str, shown: str) -> list[str]:
                 raise TooLargeError(f"{shown} unpacks to more than {MAX_TEXT_BYTES:,} bytes of records; "
                                     "a replay takes at most that much")
             out.append(line)
+    except RecordLimitError as err:
+        raise TooLargeError(f"{str(err).replace(path, shown)} by a replay") from None
     except PopeJoanError as err:
         if isinstance(err, WebError):
             raise
@@ -83,41 +91,50 @@ def _lines_of(path: str, shown: str) -> list[str]:
     return out
 
 
+def check_records_file(path: str, shown: str | None = None) -> None:
+    """Refuse a records path that is not a readable regular file (a pipe, a device, a directory), without waiting.
+
+    The file is opened non-blocking, so a named pipe with no writer is refused
+    at once instead of hanging the reader.
+    """
+    shown = path if shown is None else shown
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError) as err:  # ValueError: a NUL in the name
+        raise WebError(f"the records file {shown} cannot be read: {getattr(err, 'strerror', None) or err}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(mode):
+        raise WebError(f"the records file {shown} is not a regular file (a pipe, a device or a directory "
+                       "cannot be replayed)")
+
+
 class ReplayStore:
     """Replays by id: from uploads or the server's ``--records`` file; idle ones expire, the oldest evicted."""
 
-    def __init__(self, shelf: ModelShelf, records: str | os.PathLike[str] | None = None, max_replays: int = 16,
-                 idle_seconds: float = 1800, clock: Callable[[], float] = time.monotonic) -> None:
-        if as_int(max_replays) is None or max_replays < 1:
-            raise PopeJoanError(f"max_replays must be a positive integer, got {brief(max_replays)}")
+    def __init__(self, shelf: ModelShelf, records: str | os.PathLike[str] | None = None,
+                 max_replays: int = MAX_REPLAYS, idle_seconds: float = IDLE_SECONDS,
+                 clock: Callable[[], float] = time.monotonic, max_replays_per_client: int = MAX_REPLAYS_PER_CLIENT,
+                 ) -> None:
+        self._replays: ClientTable[Replay] = ClientTable(max_replays, max_replays_per_client, idle_seconds, clock,
+                                                         "replays")
         self.shelf = shelf
         self.records = os.fspath(records) if records is not None else None
-        self.max_replays = int(max_replays)
-        self.idle_seconds = float(idle_seconds)
-        self.clock = clock
-        self._replays: collections.OrderedDict[str, Replay] = collections.OrderedDict()
-        self._lock = threading.Lock()
+        self.max_replays = self._replays.capacity
 
     def files(self) -> dict[str, list[str]]:
         """The records file the server was started with (its name only), if any."""
         return {"files": [os.path.basename(self.records)] if self.records is not None else []}
 
-    def _keep(self, lines: list[str]) -> dict[str, Any]:
-        """Store a replay; its id and number of deals."""
-        now = self.clock()
-        replay = Replay(secrets.token_urlsafe(12), lines, now)
-        with self._lock:
-            self._expire(now)
-            while len(self._replays) >= self.max_replays:
-                self._replays.popitem(last=False)
-            self._replays[replay.replay_id] = replay
+    def _keep(self, lines: list[str], client: str) -> dict[str, Any]:
+        """Store a replay of ``client``; its id and number of deals."""
+        replay = Replay(secrets.token_urlsafe(12), lines)
+        self._replays.add(replay.replay_id, replay, client)
         return {"replay_id": replay.replay_id, "deals": len(lines)}
 
-    def _expire(self, now: float) -> None:
-        """Drop the replays idle for longer than ``idle_seconds`` (the oldest come first)."""
-        expire_idle(self._replays, now, self.idle_seconds)
-
-    def upload(self, body: bytes) -> dict[str, Any]:
+    def upload(self, body: bytes, client: str = "") -> dict[str, Any]:
         """A replay of an uploaded records file: JSON Lines text or its gzip."""
         if not body.strip():
             raise WebError("the upload is empty; send the JSON Lines text (or .gz) of a records file")
@@ -126,29 +143,25 @@ class ReplayStore:
             path = os.path.join(folder, "upload.jsonl.gz" if gz else "upload.jsonl")
             with open(path, "wb") as f:
                 f.write(body)
-            return self._keep(_lines_of(path, "the upload"))
+            return self._keep(_lines_of(path, "the upload"), client)
 
-    def from_records(self) -> dict[str, Any]:
+    def from_records(self, client: str = "") -> dict[str, Any]:
         """A replay of the server's ``--records`` file."""
         if self.records is None:
             raise WebError("the server was started without a records file (popejoan serve --records FILE)")
         shown = os.path.basename(self.records)
         try:
-            return self._keep(_lines_of(self.records, shown))
+            check_records_file(self.records, shown)  # replaced by a pipe since the start: refused, not waited on
+            return self._keep(_lines_of(self.records, shown), client)
         except OSError as err:
             raise WebError(f"the records file {shown} cannot be read: {err.strerror or err}") from None
 
     def deal(self, replay_id: str, k: str, view: str = "all", model: str = "") -> dict[str, Any]:
         """Deal ``k`` (1-based) of a replay as frames, seen by everyone or one seat, with a model's policy."""
-        with self._lock:
-            now = self.clock()
-            self._expire(now)
-            replay = self._replays.get(replay_id) if isinstance(replay_id, str) else None
-            if replay is None:
-                raise NotFoundError(f"no replay {brief(replay_id)}: it never existed, expired or was evicted; "
-                                    "upload the file again")
-            replay.last_used = now
-            self._replays.move_to_end(replay_id)
+        replay = self._replays.get(replay_id)
+        if replay is None:
+            raise NotFoundError(f"no replay {brief(replay_id)}: it never existed, expired or was evicted; "
+                                "upload the file again")
         number = int(k) if isinstance(k, str) and k.isascii() and k.isdigit() and len(k) < 10 else None
         if number is None or not 1 <= number <= len(replay.lines):
             raise NotFoundError(f"no deal {brief(k)} in this replay: deals are numbered 1..{len(replay.lines)}")

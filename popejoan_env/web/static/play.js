@@ -80,6 +80,7 @@ export function el(tag, attrs = {}, ...children) {
     if (key === "class") node.className = value;
     else if (key === "text") node.textContent = value;
     else if (key === "testid") { node.dataset.testid = value; }
+    else if (key === "style") node.style.cssText = value; // through the CSSOM: the server's CSP refuses style attributes
     else if (key === "dataset") Object.assign(node.dataset, value);
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value === true ? "" : value);
