@@ -29,11 +29,12 @@ from popejoan_env.record import deal_record, read_records, verify_record  # noqa
 from popejoan_env.web import replays as replays_module  # noqa: E402
 from popejoan_env.web.app import create_app  # noqa: E402
 from conftest import network_file  # noqa: E402
+from popejoan_env.players import SHIPPED_MODEL  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "models" / "shipped" / "model.zip"
+SHIPPED = Path(SHIPPED_MODEL)
 GOLDEN = ROOT / "tests" / "data" / "golden_records.jsonl"
-needs_model = pytest.mark.skipif(not SHIPPED.is_file(), reason=f"the shipped model {SHIPPED} is not in this checkout")
+needs_model = pytest.mark.skipif(not SHIPPED.is_file(), reason=f"the shipped model {SHIPPED} is not installed")
 
 
 JSON = {"content-type": "application/json"}
@@ -59,12 +60,10 @@ class Clock:
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A models directory holding a copy of the shipped network (when the checkout has it) and ``four_modern``,
-    a small untrained network for 4 seats of ``modern`` only: what a mismatch is shown with."""
+    """A models directory holding ``four_modern``, a small untrained network for 4 seats of ``modern`` only: what a
+    mismatch is shown with (the shipped network is package data, always offered beside it as ``shipped``)."""
     root = tmp_path_factory.mktemp("web") / "models"
-    (root / "shipped").mkdir(parents=True)
-    if SHIPPED.is_file():
-        shutil.copy(SHIPPED, root / "shipped" / "model.zip")
+    root.mkdir(parents=True)
     network_file(str(root / "four_modern" / "model.zip"), ("modern",), (4,))
     return root
 
@@ -121,13 +120,13 @@ def without_id(state: dict[str, Any]) -> dict[str, Any]:
 @needs_model
 def test_options_list_scripted_players_and_the_model_files(client: TestClient, models: Path) -> None:
     body = client.get("/api/options").json()
-    shipped, four = f"{models.name}/shipped/model.zip", f"{models.name}/four_modern/model.zip"
+    shipped, four = "shipped", f"{models.name}/four_modern/model.zip"
     assert body["presets"] == ["modern", "victorian"] and body["players"] == [3, 4, 5, 6, 7, 8]
-    assert body["opponents"] == ["random", "lowest", "stops_first", "pool_hunter", "pimc", four, shipped]
+    assert body["opponents"] == ["random", "lowest", "stops_first", "pool_hunter", "pimc", shipped, four]
     assert body["default_opponent"] == "stops_first" and body["hint_model"] == shipped
     assert body["models"] == [
-        {"path": four, "name": "four_modern", "players": [4], "presets": ["modern"]},
-        {"path": shipped, "name": "shipped", "players": [3, 4, 5, 6, 7, 8], "presets": ["modern", "victorian"]}]
+        {"path": shipped, "name": "shipped", "players": [3, 4, 5, 6, 7, 8], "presets": ["modern", "victorian"]},
+        {"path": four, "name": "four_modern", "players": [4], "presets": ["modern"]}]
     assert str(models) not in str(body), "the server's own paths are never shown"
 
 
@@ -283,19 +282,19 @@ def test_paths_outside_the_models_directory_are_refused(tmp_path: Path) -> None:
     os.symlink(outside, models / "linked")  # a folder link out of it
     (models / "good" / "model.zip").write_bytes(b"PK not really a zip")  # inside, but not a model file
     c = TestClient(create_app(models_dir=str(models), seed=1))
-    assert c.get("/api/options").json()["opponents"] == ["random", "lowest", "stops_first", "pool_hunter", "pimc"]
-    assert c.get("/api/options").json()["hint_model"] is None
+    assert c.get("/api/options").json()["opponents"] == ["random", "lowest", "stops_first", "pool_hunter", "pimc",
+                                                         "shipped"]
     for spec in ("../../etc/passwd", "/etc/passwd", f"{models}/../outside/model.zip", f"{models}/escape/model.zip",
                  f"{models}/linked/model.zip", str(outside / "model.zip"), f"{models}/good/model.zip",
                  "models/../../../etc/passwd", "pimc:samples=1000000"):
         message = error_of(c.post("/api/games", json={"players": 3, "opponents": ["random", spec]}), 400)
-        assert "unknown opponent (seat 2)" in message and "models offered are none" in message, spec
+        assert "unknown opponent (seat 2)" in message and "models offered are ['shipped']" in message, spec
     assert len(c.app.state.games) == 0
 
 
 @needs_model
 def test_a_model_opponent_plays_and_a_mismatched_one_is_refused(client: TestClient, models: Path) -> None:
-    shipped, four = f"{models.name}/shipped/model.zip", f"{models.name}/four_modern/model.zip"
+    shipped, four = "shipped", f"{models.name}/four_modern/model.zip"
     for players, preset in ((4, "modern"), (3, "victorian")):
         opponents = [shipped, "random", shipped][:players - 1]
         game_id, state = new_game(client, players=players, preset=preset, opponents=opponents)
@@ -315,7 +314,7 @@ def test_the_hint_gives_the_network_probabilities_and_pimc(client: TestClient, m
         game_id, state = new_game(client, players=4, opponents=["stops_first"] * 3)
     hint = client.get(f"/api/games/{game_id}/hint").json()
     probs = hint["network"]["probs"]
-    assert hint["network"]["model"] == f"{models.name}/shipped/model.zip" and hint["network_reason"] is None
+    assert hint["network"]["model"] == "shipped" and hint["network_reason"] is None
     assert sorted(probs) == sorted(state["legal"]) and abs(sum(probs.values()) - 1) < 1e-9
     assert hint["network"]["best"] == max(probs, key=probs.get) and hint["pimc"]["best"] in state["legal"]
     from popejoan_env.players.learned import load_policy
@@ -335,13 +334,16 @@ def test_the_hint_gives_the_network_probabilities_and_pimc(client: TestClient, m
         assert hint["network_reason"] is None and sorted(hint["network"]["probs"]) == sorted(state["legal"])
 
 
-def test_without_the_shipped_model_the_hint_says_so(tmp_path: Path) -> None:
+def test_without_the_shipped_model_the_hint_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import popejoan_env.players.shipped as shipped
+
+    monkeypatch.setattr(shipped, "SHIPPED_MODEL", str(tmp_path / "absent.zip"))
     c = TestClient(create_app(models_dir=str(tmp_path), seed=2))
     game_id, state = new_game(c, players=3, opponents=["random"] * 2)
     while state["over"]:
         game_id, state = new_game(c, players=3, opponents=["random"] * 2)
     hint = c.get(f"/api/games/{game_id}/hint").json()
-    assert hint["network"] is None and "not in the models directory" in hint["network_reason"]
+    assert hint["network"] is None and "shipped network is not installed" in hint["network_reason"]
 
 
 def test_interleaved_games_do_not_interfere(models: Path) -> None:
@@ -453,7 +455,7 @@ def test_a_replay_of_a_simulate_file_is_the_engine_step_by_step(client: TestClie
 @needs_model
 def test_a_replay_gives_a_matching_models_policy_and_refuses_others(client: TestClient, models: Path,
                                                                      records: Path) -> None:
-    shipped, four = f"{models.name}/shipped/model.zip", f"{models.name}/four_modern/model.zip"
+    shipped, four = "shipped", f"{models.name}/four_modern/model.zip"
     replay_id = upload(client, records.read_bytes()).json()["replay_id"]
     out = frames_of(client, replay_id, 1, model=shipped)
     choices = [f for f in out["frames"] if len(f["legal"]) >= 2]
@@ -557,8 +559,11 @@ def test_serve_help_and_bad_flags(capsys: pytest.CaptureFixture[str], tmp_path: 
         main(["serve", "--port", "eighty"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.count("\n") == 1 and "invalid int value: 'eighty'" in err
-    for argv, words in ((["--port", "70000"], "--port must be 1..65535"),
-                        (["--records", str(tmp_path / "none.jsonl")], "No such file"),
+    with pytest.raises(SystemExit) as stop:
+        main(["serve", "--port", "70000"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "(an integer 1..65,535 is needed)" in err
+    for argv, words in ((["--records", str(tmp_path / "none.jsonl")], "No such file"),
                         (["--models", str(tmp_path / "none")], "not a directory")):
         assert main(["serve", *argv]) == 2
         err = capsys.readouterr().err

@@ -6,7 +6,7 @@
 * ``static/`` – the front end (HTML, JavaScript, CSS), served as is: no build step.
 
 The contract between the server and the front end is the JSON of the endpoints
-(README "Play in the browser").  Nothing here imports FastAPI at import time.
+(docs/web.md).  Nothing here imports FastAPI at import time.
 """
 
 from __future__ import annotations

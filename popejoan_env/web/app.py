@@ -2,7 +2,7 @@
 
 ``create_app(...)`` builds the ASGI app; ``popejoan serve`` runs it with
 uvicorn (``serve``: with the connection limits below).  The endpoints and the
-JSON they exchange are described in the README ("Play in the browser") and by
+JSON they exchange are described in docs/web.md and by
 the routes below; the game logic is in ``games.py`` and ``replays.py``, which
 know nothing of HTTP.  Every error is ``{"error": "<one sentence>"}`` with a
 4xx status; requests from other sites are refused (``guard.py``); a JSON body

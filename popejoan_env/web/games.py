@@ -50,8 +50,9 @@ DEFAULT_OPPONENT = "stops_first"
 """Opponent of every seat a new game does not name."""
 MAX_DEALS = 100
 """Most deals a session may have."""
-SHIPPED_MODEL = (SHIPPED, "model.zip")
-"""Where the hint's network lies inside the models directory."""
+SHIPPED_SHOWN = SHIPPED
+"""How the shipped network (package data, ``players.SHIPPED_MODEL``) is named among the models: it is always
+offered, and it gives the hint."""
 MODEL_FILE = "model.zip"
 """The file name of a run's model: only such files in the models directory are offered."""
 MODEL_DEPTH = 3
@@ -119,10 +120,14 @@ class ModelShelf:
         return real
 
     def _candidates(self) -> list[tuple[str, str]]:
-        """(shown path, real path) of every ``model.zip`` at most ``MODEL_DEPTH`` folders down, sorted."""
-        out = []
+        """(shown path, real path) of the shipped network, then of every ``model.zip`` at most ``MODEL_DEPTH``
+        folders down the models directory, sorted."""
+        from popejoan_env.players.shipped import SHIPPED_MODEL
+
+        shipped = [(SHIPPED_SHOWN, SHIPPED_MODEL)] if os.path.isfile(SHIPPED_MODEL) else []
+        out: list[tuple[str, str]] = []
         if not os.path.isdir(self.root):
-            return out
+            return shipped
         for folder, dirs, files in os.walk(self.root):
             rel = os.path.relpath(folder, self.root)
             depth = 0 if rel == "." else rel.count(os.sep) + 1
@@ -134,7 +139,12 @@ class ModelShelf:
                 if real is not None:
                     parts = [] if rel == "." else rel.split(os.sep)
                     out.append(("/".join([self.shown.rstrip("/\\") or ".", *parts, MODEL_FILE]), real))
-        return sorted(out)
+        return shipped + sorted(out)
+
+    @staticmethod
+    def _name(shown: str, real: str) -> str:
+        """A model's name: its run's folder, or ``shipped``."""
+        return SHIPPED_SHOWN if shown == SHIPPED_SHOWN else os.path.basename(os.path.dirname(real))
 
     def metadata(self, real: str) -> dict[str, Any] | None:
         """A model file's metadata (cached while the file is unchanged), or None when it is not a model file."""
@@ -162,7 +172,7 @@ class ModelShelf:
             meta = self.metadata(real)
             if meta is None:
                 continue
-            out.append({"path": shown, "name": os.path.basename(os.path.dirname(real)),
+            out.append({"path": shown, "name": self._name(shown, real),
                         "players": sorted(set(meta["players"])),
                         "presets": [rules.name for rules in trained_rules(meta)]})
         return out
@@ -179,10 +189,9 @@ class ModelShelf:
 
     @property
     def hint_model(self) -> str | None:
-        """The shown path of the shipped model when the directory holds it, else None."""
-        wanted = os.path.join(self.root, *SHIPPED_MODEL)
+        """The shown path of the shipped network when it is installed and readable, else None."""
         for shown, real in self._candidates():
-            if real == os.path.realpath(wanted) and self.metadata(real) is not None:
+            if shown == SHIPPED_SHOWN and self.metadata(real) is not None:
                 return shown
         return None
 
@@ -193,7 +202,9 @@ class ModelShelf:
         meta = self.metadata(real)
         if meta is None:
             return f"{os.path.basename(os.path.dirname(real))}/{MODEL_FILE} is not a readable model file"
-        name = os.path.basename(os.path.dirname(real))
+        from popejoan_env.players.shipped import SHIPPED_MODEL
+
+        name = SHIPPED_SHOWN if real == SHIPPED_MODEL else os.path.basename(os.path.dirname(real))
         trained = trained_rules(meta)
         if rules not in trained:
             names = " and ".join(known.name for known in trained)
@@ -414,7 +425,7 @@ class GameManager:
             network, reason = None, None
             shown = self.shelf.hint_model
             if shown is None:
-                reason = f"no network hint: {'/'.join(SHIPPED_MODEL)} is not in the models directory"
+                reason = "no network hint: the shipped network is not installed (it is package data of popejoan)"
             else:
                 real = self.shelf.resolve(shown)
                 reason = self.shelf.mismatch(real, deal.rules, deal.players)
