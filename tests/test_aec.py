@@ -615,3 +615,19 @@ def test_no_player_reads_the_state() -> None:
     root = pathlib.Path(__file__).resolve().parents[1] / "popejoan_env" / "players"
     for path in root.glob("*.py"):
         assert ".state(" not in path.read_text() and "state_vector" not in path.read_text(), path
+
+
+def test_reset_with_a_seed_seeds_the_action_spaces_so_sampled_play_repeats() -> None:
+    def play(seed: int | None) -> list[int]:
+        e = env(players=4)
+        e.reset(seed=seed)
+        out = []
+        for agent in e.agent_iter():
+            obs, _, terminated, truncated, _ = e.last()
+            action = None if terminated or truncated else int(e.action_space(agent).sample(obs["action_mask"]))
+            out.append(-1 if action is None else action)
+            e.step(action)
+        return out
+
+    assert play(11) == play(11)
+    assert play(11) != play(12)

@@ -64,6 +64,8 @@ def test_the_readme_env_example_runs_and_prints_each_seats_counters() -> None:
     assert len([line for line in code.splitlines() if line.strip()]) <= 10
     deltas = eval(run_block("env-example").strip().splitlines()[-1])  # noqa: S307 - our own printed list
     assert len(deltas) == 4 and all(isinstance(d, int) for d in deltas) and any(deltas)
+    again = eval(run_block("env-example").strip().splitlines()[-1])  # noqa: S307
+    assert again == deltas, "reset(seed=7) seeds the action spaces: the example prints the same in any process"
 
 
 def test_quick_start_is_two_one_line_commands() -> None:

@@ -443,7 +443,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start an episode: a fresh generator from ``seed`` (else the stream goes on), options per the docs.
+        """Start an episode: a fresh generator from ``seed`` (else the stream goes on), options per the docs; a
+        ``seed`` also seeds every agent's action space, so play sampled from them repeats with the seed.
 
         A refused reset (bad options, or a session that cannot start) changes nothing: not the env, not its
         generator.
@@ -487,6 +488,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._rewards_dirty = False
         self._skip_agent_selection = None
         self.agent_selection = self.possible_agents[deal.to_act]
+        if seed is not None:  # the same seed, the same random play through action_space(agent).sample(mask) too
+            for k, agent in enumerate(self.possible_agents):
+                self.action_spaces[agent].seed(int(np.random.SeedSequence([seed, k]).generate_state(1)[0]))
 
     def _parse_options(
         self, options: Mapping[str, Any] | None
