@@ -212,7 +212,7 @@ def _one_line(err: str, says: str) -> None:
         (["--address", "auto"], "--address applies only to --backend ray"),
         (["--backend", "ray", "--address", "head"], "a Ray address is auto, HOST:PORT"),
         (["--shard-deals", "10"], "--shard-deals must be a positive multiple of the session length (8)"),
-        (["--shard-deals", "0"], "--shard-deals must be a positive multiple"),
+        (["--shard-deals", "0"], "argument --shard-deals: invalid value: '0'"),
     ],
 )
 def test_simulate_refuses_bad_backend_flags(
