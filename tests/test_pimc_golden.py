@@ -19,12 +19,12 @@ from popejoan_env.players import make_player
 from popejoan_env.seat_view import seat_view
 
 GOLDEN = [  # preset, seats, spec, deals, seed, sha256[:16] (recorded 2026-12-02 before the upper floors' redesign)
-    ("modern", 4, "pimc", 40, 1, "2173eb8deba5b39f"),
-    ("victorian", 3, "pimc", 30, 2, "84f9a1f1285caa68"),
-    ("modern", 6, "pimc", 20, 3, "dd293a7596101420"),
-    ("victorian", 7, "pimc", 12, 4, "4c8df4da3e8e9fd1"),
-    ("modern", 4, "pimc:engine=scalar", 25, 5, "3ed1247933ff6117"),
-    ("modern", 5, "pimc:samples=16", 30, 6, "e1120556584f4c3d"),
+    ("modern", 4, "pimc:draws=python", 40, 1, "2173eb8deba5b39f"),
+    ("victorian", 3, "pimc:draws=python", 30, 2, "84f9a1f1285caa68"),
+    ("modern", 6, "pimc:draws=python", 20, 3, "dd293a7596101420"),
+    ("victorian", 7, "pimc:draws=python", 12, 4, "4c8df4da3e8e9fd1"),
+    ("modern", 4, "pimc:engine=scalar,draws=python", 25, 5, "3ed1247933ff6117"),
+    ("modern", 5, "pimc:samples=16,draws=python", 30, 6, "e1120556584f4c3d"),
 ]
 
 

@@ -34,7 +34,7 @@ from popejoan_env.checks import as_int, brief, is_int
 from popejoan_env.engine import Deal, check_seat, legal_leads, successors_of
 from popejoan_env.errors import IllegalActionError, InvalidDealError
 
-__all__ = ["greedy_gains", "greedy_gains_at", "rollout_batch", "worlds_batch"]
+__all__ = ["drawn_gains", "greedy_gains", "greedy_gains_at", "rollout_batch", "worlds_batch"]
 
 
 def rollout_batch(batch: BatchDeals) -> None:
@@ -103,6 +103,7 @@ def greedy_gains(worlds: Sequence[Deal], candidates: Sequence[int], seat: int = 
     seat = check_seat(seat, base.players, "seat")
     hands = np.array([w.hands for w in worlds], dtype=np.uint64)
     dead = np.array([w.dead_mask for w in worlds], dtype=np.uint64)
+    _check_leads(worlds[0], hands[:, worlds[0].to_act].tolist(), candidates)
     return _gains(base, worlds[0], hands, dead, candidates, seat)
 
 
@@ -120,7 +121,28 @@ def greedy_gains_at(position: Deal, hands: Sequence[Sequence[CardMask]] | np.nda
     base = _base([position])
     seat = check_seat(seat, base.players, "seat")
     hand_masks, dead_masks = _placements(position, hands, dead)
+    _check_leads(position, hand_masks[:, position.to_act].tolist(), candidates)
     return _gains(base, position, hand_masks, dead_masks, candidates, seat)
+
+
+def drawn_gains(position: Deal, hands: np.ndarray, dead: np.ndarray, candidates: Sequence[int]) -> np.ndarray:
+    """``greedy_gains_at`` for seat 0 of worlds ``WorldSampler.draw_many`` drew for ``position`` (uint64 arrays
+    ``[worlds, players]`` and ``[worlds]``), with the checks a search's own draws need: the shapes, every world
+    giving the seat to act its hand in ``position``, and the candidates legal leads there.  That each world
+    places every unplayed card once is the sampler's to keep (``tests/test_worlds.py``), not checked again
+    here: ``greedy_gains_at`` checks it, for worlds from elsewhere."""
+    players = position.players
+    if not isinstance(hands, np.ndarray) or not isinstance(dead, np.ndarray) or hands.dtype != np.uint64 \
+            or dead.dtype != np.uint64 or dead.ndim != 1 or not len(dead) or hands.shape != (len(dead), players):
+        raise InvalidDealError(f"drawn worlds are uint64 arrays [worlds, {players}] and [worlds], got "
+                               f"{brief(hands)} and {brief(dead)}")
+    if not candidates:
+        raise InvalidDealError("drawn_gains needs at least one candidate lead")
+    base = _base([position])
+    if (hands[:, position.to_act] != np.uint64(position.hands[position.to_act])).any():
+        raise InvalidDealError(f"every drawn world must give seat {position.to_act} (to act) its hand in the position")
+    _check_leads(position, [position.hands[position.to_act]], candidates)
+    return _gains(base, position, hands, dead, candidates, 0)
 
 
 def _placements(position: Deal, hands: object, dead: object) -> tuple[np.ndarray, np.ndarray]:
@@ -152,10 +174,9 @@ def _placements(position: Deal, hands: object, dead: object) -> tuple[np.ndarray
 def _gains(base: BatchDeals, position: Deal, hands: np.ndarray, dead: np.ndarray,
            candidates: Sequence[int], seat: int) -> np.ndarray:
     """Every world (card masks) x candidate played out in deal 0 of ``base`` (``position`` as a one-deal batch),
-    compiled."""
+    compiled; the callers have checked the candidates (``_check_leads``)."""
     from popejoan_env.players import rollout_kernels  # imports numba: only where rollouts are played
 
-    _check_leads(position, hands[:, position.to_act].tolist(), candidates)
     # R9: the dead cards shown are the turn-up and each played card's successor that lies in the dead hand.
     shown = np.uint64(successors_of(position.played_mask, position.rules.ace_high))
     revealed = np.uint64(1 << position.turnup) | (shown & dead)

@@ -45,6 +45,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from popejoan_env.cards import CardMask, cards_of
+from popejoan_env.checks import as_int, brief
 from popejoan_env.engine import Deal
 from popejoan_env.errors import InvalidDealError
 from popejoan_env.inference import cannot_hold
@@ -104,6 +105,7 @@ class WorldSampler:
             )
         # Slots 0..n-2 are relative seats 1..n-1, slot n-1 the unseen part of the dead hand.
         self.room = self.sizes + [hidden_dead]
+        self._room = np.array(self.room, dtype=np.int64)
         self._cuts = np.cumsum([0, *self.sizes]).tolist()
         self._base: Deal | None = None
         self.log_weight = 0.0
@@ -129,6 +131,12 @@ class WorldSampler:
             self._order = [(card, where) for card, where in order if where != every]
             self._free = [card for card, where in order if where == every]
             self.constrained = bool(self._order)
+            # The same placing order for the compiled draws: the constrained cards, then the free ones.
+            self._cards = np.array([card for card, _ in self._order] + self._free, dtype=np.int64)
+            self._allowed = np.array([a for _, _, a in places[:len(self._order)]], dtype=np.int64)
+        else:
+            self._order, self._free = [], self.unseen.tolist()
+            self._cards, self._allowed = self.unseen, np.zeros(0, dtype=np.int64)
 
     def draw(self, rng: np.random.Generator) -> tuple[list[CardMask], CardMask]:
         """Where one world puts the cards (each relative seat's hand, the dead hand), drawn as ``sample`` draws them;
@@ -142,6 +150,47 @@ class WorldSampler:
             self._base = _position(self.view, hands, dead)  # every check, once; kept unplayed
             return self._base.copy()
         return self._base.rearranged(hands, _dead_list(dead, self.view.turnup))
+
+    def draw_many(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``n`` worlds at once, drawn in compiled code (``world_kernels``) from one seed the generator draws: each
+        relative seat's hand ``[n, players]`` and the dead hand ``[n]`` (uint64 card masks) and the log importance
+        weights ``[n]`` (0 for the uniform sampler).  The same distribution as ``draw``, not the same worlds."""
+        from popejoan_env.players import world_kernels  # imports numba: only where worlds are drawn in batches
+
+        if as_int(n) is None or n < 1:
+            raise InvalidDealError(f"draw_many needs a positive number of worlds, got {brief(n)}")
+        n = int(n)
+        seed = rng.integers(2**64, dtype=np.uint64)
+        masks = np.empty((n, len(self.room)), dtype=np.uint64)
+        log_weights = np.empty(n, dtype=np.float64)
+        placed = np.empty(n, dtype=np.bool_)
+        world_kernels.draw_worlds(seed, self._cards, self._allowed, self._room, MAX_RESTARTS, _LOG_ARRAY,
+                                  _LOG_FACTORIAL_ARRAY, masks, log_weights, placed)
+        if not placed.all():  # restarts kept failing: the polynomial search, world by world
+            every = tuple(range(len(self.room)))
+            order = self._order + [(card, every) for card in self._free]
+            for w in np.flatnonzero(~placed).tolist():
+                masks[w] = _search(order, self.room, rng)
+                log_weights[w] = 0.0
+        hands = np.empty((n, self.view.players), dtype=np.uint64)
+        hands[:, 0] = self.view.hand
+        hands[:, 1:] = masks[:, :-1]
+        dead = masks[:, -1] | np.uint64(self.known_dead)
+        if self.sampler == "uniform":
+            log_weights[:] = 0.0
+        return hands, dead, log_weights
+
+    def deals(self, hands: np.ndarray, dead: np.ndarray) -> list[Deal]:
+        """The worlds of ``draw_many`` as playable ``Deal`` objects, as ``sample`` makes them (the first world the
+        sampler makes is built with every check, the others are checked ``rearranged`` copies of it)."""
+        out = []
+        for h, d in zip(np.asarray(hands).tolist(), np.asarray(dead).tolist()):
+            if self._base is None:
+                self._base = _position(self.view, h, d)
+                out.append(self._base.copy())
+            else:
+                out.append(self._base.rearranged(h, _dead_list(d, self.view.turnup)))
+        return out
 
     def _uniform(self, rng: np.random.Generator) -> tuple[list[CardMask], CardMask]:
         order = self.unseen[rng.permutation(len(self.unseen))].tolist()
@@ -217,6 +266,7 @@ def place(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng
 
 _LOG = [0.0] + [float(np.log(k)) for k in range(1, 64)]
 _LOG_FACTORIAL = np.concatenate([[0.0], np.cumsum(_LOG[1:])]).tolist()
+_LOG_ARRAY, _LOG_FACTORIAL_ARRAY = np.array(_LOG), np.array(_LOG_FACTORIAL)
 
 
 def _search(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng: np.random.Generator) -> list[CardMask]:
