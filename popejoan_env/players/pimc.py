@@ -150,8 +150,10 @@ class PimcPlayer(ScriptedPlayer):
         if len(candidates) == 1:
             return candidates[0]
         totals = self.evaluate(view, candidates)
-        tie = stops_first_key(view)
-        return max(zip(candidates, totals), key=lambda ct: (ct[1], tie(ct[0])))[0]
+        top = max(totals)
+        best = [card for card, total in zip(candidates, totals) if total == top]
+        # The stops_first order only where the search ties (most decisions have one best card: no key to build).
+        return best[0] if len(best) == 1 else max(best, key=stops_first_key(view))
 
     def evaluate(self, view: SeatView, candidates: list[int]) -> list[float]:
         """Counters the observer gains over the sampled worlds, per candidate lead: the sum over the worlds,
