@@ -24,8 +24,8 @@ must make the same decisions in every round (the run fails otherwise).
 The split replays the compiled ``pimc`` stage by stage to show where its
 time goes: ``sampler`` (``WorldSampler(view)``: what the view rules out, the
 placing order), ``draws`` (``draw_many``), ``position`` (the first world as
-a ``Deal``, every check), ``batch`` (that position as a one-deal
-``BatchDeals``), ``rollouts`` (the compiled ``world_gains`` of every world x
+a ``Deal``, every check), ``batch`` (that position as a one-deal batch
+state, ``state_of_deals``), ``rollouts`` (the compiled ``world_gains`` of every world x
 candidate) and ``choice`` (weights and the pick), each stage's best of the
 rounds.  ``--profile`` adds the cProfile top functions of each row.  Speed is
 never asserted by a test; read the figures ±30% on a shared machine.
@@ -47,6 +47,8 @@ from typing import Any
 
 import numpy as np
 
+from popejoan_env.batch.records import state_of_deals
+from popejoan_env.batch.state import tables_of
 from popejoan_env.engine import Deal
 from popejoan_env.players import batch_rollout, make_player
 from popejoan_env.players.pimc import PimcPlayer
@@ -102,9 +104,9 @@ def split(views: list[SeatView], samples: int, seed: int) -> dict[str, float]:
         t2 = time.perf_counter()
         position = sampler.deals(hands[:1], dead[:1])[0]
         t3 = time.perf_counter()
-        base = batch_rollout._base([position])
+        state, tables = state_of_deals([position]), tables_of(position.rules, position.players)
         t4 = time.perf_counter()
-        gains = batch_rollout._gains(base, position, hands, dead, candidates, 0)
+        gains = batch_rollout._gains(state, tables, position, hands, dead, candidates, 0)
         t5 = time.perf_counter()
         totals = player.weigh(gains, logs, candidates)
         max(zip(candidates, totals), key=lambda ct: ct[1])

@@ -151,6 +151,19 @@ def test_drawn_gains_refuses_what_is_no_draw_of_the_position() -> None:
     illegal = next(c for c in range(52) if c not in view.legal and (view.hand >> c) & 1)
     with pytest.raises(IllegalActionError, match="cannot lead"):
         drawn_gains(position, hands, dead, [legal[0], illegal])
+    due = None
+    for point in decision_points(MODERN, 4, 5, seed=2):
+        for card in point.legal_actions():
+            after = point.copy()
+            after.play(card)  # no advance: a card due (R8) waits to be played
+            if after.forced >= 0 and due is None:
+                due = after
+    assert due is not None
+    due_view = seat_view(due, due.to_act)
+    sampler = WorldSampler(due_view)
+    hands, dead, _ = sampler.draw_many(np.random.default_rng(0), 2)
+    with pytest.raises(InvalidDealError, match="must wait for one"):
+        drawn_gains(sampler.deals(hands[:1], dead[:1])[0], hands, dead, [due.forced])
 
 
 def test_greedy_gains_at_refuses_cards_that_are_no_world() -> None:

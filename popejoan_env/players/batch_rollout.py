@@ -28,7 +28,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from popejoan_env.batch import BatchDeals, position_masks
+from popejoan_env.batch import BatchDeals, BatchState, Tables, position_masks
+from popejoan_env.batch.records import state_of_deals
+from popejoan_env.batch.state import tables_of
 from popejoan_env.cards import CARD_NAMES, PACK, PACK_MASK, CardMask
 from popejoan_env.checks import as_int, brief, is_int
 from popejoan_env.engine import Deal, check_seat, legal_leads, successors_of
@@ -104,7 +106,7 @@ def greedy_gains(worlds: Sequence[Deal], candidates: Sequence[int], seat: int = 
     hands = np.array([w.hands for w in worlds], dtype=np.uint64)
     dead = np.array([w.dead_mask for w in worlds], dtype=np.uint64)
     _check_leads(worlds[0], hands[:, worlds[0].to_act].tolist(), candidates)
-    return _gains(base, worlds[0], hands, dead, candidates, seat)
+    return _gains(base.state, base.tables, worlds[0], hands, dead, candidates, seat)
 
 
 def greedy_gains_at(position: Deal, hands: Sequence[Sequence[CardMask]] | np.ndarray,
@@ -122,13 +124,13 @@ def greedy_gains_at(position: Deal, hands: Sequence[Sequence[CardMask]] | np.nda
     seat = check_seat(seat, base.players, "seat")
     hand_masks, dead_masks = _placements(position, hands, dead)
     _check_leads(position, hand_masks[:, position.to_act].tolist(), candidates)
-    return _gains(base, position, hand_masks, dead_masks, candidates, seat)
+    return _gains(base.state, base.tables, position, hand_masks, dead_masks, candidates, seat)
 
 
 def drawn_gains(position: Deal, hands: np.ndarray, dead: np.ndarray, candidates: Sequence[int]) -> np.ndarray:
     """``greedy_gains_at`` for seat 0 of worlds ``WorldSampler.draw_many`` drew for ``position`` (uint64 arrays
-    ``[worlds, players]`` and ``[worlds]``), with the checks a search's own draws need: the shapes, every world
-    giving the seat to act its hand in ``position``, and the candidates legal leads there.  That each world
+    ``[worlds, players]`` and ``[worlds]``), with the checks a search's own draws need: the shapes, a position
+    waiting for a lead, every world giving the seat to act its hand there, and the candidates legal leads.  That each world
     places every unplayed card once is the sampler's to keep (``tests/test_worlds.py``), not checked again
     here: ``greedy_gains_at`` checks it, for worlds from elsewhere."""
     players = position.players
@@ -138,11 +140,15 @@ def drawn_gains(position: Deal, hands: np.ndarray, dead: np.ndarray, candidates:
                                f"{brief(hands)} and {brief(dead)}")
     if not candidates:
         raise InvalidDealError("drawn_gains needs at least one candidate lead")
-    base = _base([position])
+    if position.done or position.forced >= 0:
+        raise InvalidDealError("drawn worlds are evaluated at a lead: the position must wait for one (no card due, "
+                               "not over)")
     if (hands[:, position.to_act] != np.uint64(position.hands[position.to_act])).any():
         raise InvalidDealError(f"every drawn world must give seat {position.to_act} (to act) its hand in the position")
     _check_leads(position, [position.hands[position.to_act]], candidates)
-    return _gains(base, position, hands, dead, candidates, 0)
+    # The position's state alone, without a BatchDeals around it (no card due, no lone lead to play at loading).
+    state = state_of_deals([position])
+    return _gains(state, tables_of(position.rules, players), position, hands, dead, candidates, 0)
 
 
 def _placements(position: Deal, hands: object, dead: object) -> tuple[np.ndarray, np.ndarray]:
@@ -171,9 +177,9 @@ def _placements(position: Deal, hands: object, dead: object) -> tuple[np.ndarray
     return h, d
 
 
-def _gains(base: BatchDeals, position: Deal, hands: np.ndarray, dead: np.ndarray,
+def _gains(state: BatchState, tables: Tables, position: Deal, hands: np.ndarray, dead: np.ndarray,
            candidates: Sequence[int], seat: int) -> np.ndarray:
-    """Every world (card masks) x candidate played out in deal 0 of ``base`` (``position`` as a one-deal batch),
+    """Every world (card masks) x candidate played out in deal 0 of ``state`` (``position`` as a one-deal batch),
     compiled; the callers have checked the candidates (``_check_leads``)."""
     from popejoan_env.players import rollout_kernels  # imports numba: only where rollouts are played
 
@@ -181,9 +187,8 @@ def _gains(base: BatchDeals, position: Deal, hands: np.ndarray, dead: np.ndarray
     shown = np.uint64(successors_of(position.played_mask, position.rules.ace_high))
     revealed = np.uint64(1 << position.turnup) | (shown & dead)
     gains = np.empty((len(hands), len(candidates)), dtype=np.int64)
-    tables = base.tables
     rollout_kernels.world_gains(
-        base.state, tables, tables.pos_of_card[np.asarray(candidates, dtype=np.int64)], seat,
+        state, tables, tables.pos_of_card[np.asarray(candidates, dtype=np.int64)], seat,
         position_masks(tables, hands), position_masks(tables, dead), position_masks(tables, revealed), gains)
     return gains
 

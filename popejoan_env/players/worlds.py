@@ -48,6 +48,7 @@ built with ``Deal.from_position`` (every check), the others as
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -101,7 +102,8 @@ class WorldSampler:
         self.view = view
         self.sampler = sampler
         n = view.players
-        self.unseen = np.array(cards_of(view.unseen), dtype=np.int64)
+        unseen = view.unseen  # a property that walks the history: read once
+        self.unseen = np.array(cards_of(unseen), dtype=np.int64)
         known_dead = view.dead_hand if view.dead_hand is not None else view.known_dead
         self.known_dead = known_dead
         hidden_dead = view.dead_size - known_dead.bit_count()
@@ -113,7 +115,7 @@ class WorldSampler:
             )
         # Slots 0..n-2 are relative seats 1..n-1, slot n-1 the unseen part of the dead hand.
         self.room = self.sizes + [hidden_dead]
-        self._cuts = np.cumsum([0, *self.sizes]).tolist()
+        self._cuts = list(itertools.accumulate(self.sizes, initial=0))
         self._base: Deal | None = None
         self.log_weight = 0.0
         """Log importance weight of the last world sampled (0 for the uniform sampler): see ``place``."""
@@ -123,13 +125,13 @@ class WorldSampler:
             forced_seat = view.to_act if view.forced >= 0 and view.to_act > 0 else -1
             # The cards that may go anywhere need no loop of their own: every seat may hold them and the dead hand
             # has room (they are placed last, in card order, as a sort by the number of places puts them).
-            anywhere = view.unseen if hidden_dead else 0
+            anywhere = unseen if hidden_dead else 0
             for k in range(1, n):
                 anywhere &= ~excluded[k]
             if forced_seat > 0:
                 anywhere &= ~(1 << view.forced)
             places = []
-            for card in cards_of(view.unseen & ~anywhere):
+            for card in cards_of(unseen & ~anywhere):
                 allowed = dead_slot if hidden_dead else 0
                 for k in range(1, n):
                     if not (excluded[k] >> card) & 1:
