@@ -29,6 +29,15 @@ state, ``state_of_deals``), ``rollouts`` (the compiled ``world_gains`` of every 
 candidate) and ``choice`` (weights and the pick), each stage's best of the
 rounds.  ``--profile`` adds the cProfile top functions of each row.  Speed is
 never asserted by a test; read the figures ±30% on a shared machine.
+
+``--choices K`` also checks that the compiled draws choose as the Python ones
+do, position by position: each of ``pimc:draws=python`` and ``pimc`` decides
+every position with ``K`` seeds, and a chi-square test of homogeneity (summed
+over the positions where either chose more than one card) compares how often
+each card is chosen; ``--control SPEC`` runs the same test for another player
+against ``pimc:draws=python`` (e.g. ``pimc:sampler=uniform``), to see what a
+real difference of behaviour scores.  ``z`` is the Wilson-Hilferty normal score
+of the statistic: about 0 for the same behaviour, above 3 a difference.
 """
 
 from __future__ import annotations
@@ -37,12 +46,14 @@ import argparse
 import cProfile
 import io
 import json
+import math
 import os
 import pathlib
 import platform
 import pstats
 import statistics
 import time
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -116,6 +127,37 @@ def split(views: list[SeatView], samples: int, seed: int) -> dict[str, float]:
     return {k: 1000 * v / len(views) for k, v in spent.items()}
 
 
+def choice_counts(spec: str, views: list[SeatView], seeds: int, first_seed: int) -> list[Counter[int]]:
+    """Per position, how often ``spec`` chooses each card over ``seeds`` consecutive seeds from ``first_seed``."""
+    player = make_player(spec)
+    out = []
+    for view in views:
+        count: Counter[int] = Counter()
+        for seed in range(first_seed, first_seed + seeds):
+            player.reset(seed)
+            count[player.choose(view)] += 1
+        out.append(count)
+    return out
+
+
+def homogeneity(a: list[Counter[int]], b: list[Counter[int]]) -> tuple[float, int, float]:
+    """Chi-square statistic of homogeneity of two players' choice counts (equal seeds per position), summed over
+    the positions with more than one card chosen; its degrees of freedom; its Wilson-Hilferty z score."""
+    stat, dof = 0.0, 0
+    for x, y in zip(a, b):
+        cards = set(x) | set(y)
+        if len(cards) < 2:
+            continue
+        for card in cards:
+            expected = (x[card] + y[card]) / 2
+            stat += ((x[card] - expected) ** 2 + (y[card] - expected) ** 2) / expected
+        dof += len(cards) - 1
+    if not dof:
+        return 0.0, 0, 0.0
+    z = ((stat / dof) ** (1 / 3) - (1 - 2 / (9 * dof))) / math.sqrt(2 / (9 * dof))
+    return stat, dof, z
+
+
 def profile(player: PimcPlayer, views: list[SeatView], seed: int, top: int = 12) -> str:
     """The cProfile table (by own time) of one pass of ``choose`` over the views."""
     player.reset(seed)
@@ -164,6 +206,14 @@ def measure(rules: str, players: int, args: argparse.Namespace) -> dict[str, Any
         total = sum(stages.values())
         print(f"where the compiled pimc's time goes (ms per decision, each stage's best of {args.rounds} rounds, "
               f"sum {total:.3f}): " + ", ".join(f"{k} {v:.3f} ({100 * v / total:.0f}%)" for k, v in stages.items()))
+    same_choices: dict[str, Any] = {}
+    if args.choices:
+        old = choice_counts("pimc:draws=python", views, args.choices, 0)
+        for spec in ["pimc", *args.control]:
+            stat, dof, z = homogeneity(old, choice_counts(spec, views, args.choices, 10**6))
+            same_choices[spec] = {"chi_square": stat, "dof": dof, "z": z}
+            print(f"choices of {spec} against pimc:draws=python, {args.choices} seeds per position: chi-square "
+                  f"{stat:.1f} on {dof} degrees of freedom, z = {z:+.2f}")
     if args.profile:
         for spec, player in rows.items():
             print(f"\n--- cProfile, {spec}, {rules} {players}p ---")
@@ -172,7 +222,7 @@ def measure(rules: str, players: int, args: argparse.Namespace) -> dict[str, Any
             "ms_per_decision": times, "best_ms_per_decision": {s: min(t) for s, t in times.items()},
             "ratio_old_to_new_per_round": ratios,
             "median_ratio_old_to_new": {p: statistics.median(r) for p, r in ratios.items()},
-            "split_ms_per_decision": stages, "same_decisions_every_round": steady}
+            "split_ms_per_decision": stages, "same_decisions_every_round": steady, "same_choices": same_choices}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals and of the players")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
     parser.add_argument("--profile", action="store_true", help="print the cProfile top functions of each row")
+    parser.add_argument("--choices", type=int, default=0,
+                        help="also compare the choices of pimc and pimc:draws=python over this many seeds per position")
+    parser.add_argument("--control", action="append", default=[],
+                        help="with --choices, another player spec to compare with pimc:draws=python (repeatable)")
     parser.add_argument("--json", type=pathlib.Path, default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     args.pairs = [p.strip() for p in args.pairs.split(",") if p.strip()]
@@ -194,8 +248,8 @@ def main(argv: list[str] | None = None) -> int:
         configs = [(c.split(":")[0], int(c.split(":")[1])) for c in args.configs.split(",")]
     except (IndexError, ValueError):
         parser.error("--configs: PRESET:SEATS, comma-separated, e.g. modern:4,victorian:6")
-    if args.rounds < 1 or args.deals < 1:
-        parser.error("--rounds and --deals must be positive")
+    if args.rounds < 1 or args.deals < 1 or args.choices < 0:
+        parser.error("--rounds and --deals must be positive, --choices not negative")
 
     results = [measure(rules, players, args) for rules, players in configs]
     if args.json is not None:
