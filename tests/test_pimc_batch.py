@@ -8,7 +8,7 @@ import pytest
 
 from popejoan_env import MODERN, VICTORIAN, Deal
 from popejoan_env.batch import BatchDeals, BatchState
-from popejoan_env.cards import POPE
+from popejoan_env.cards import POPE, cards_of
 from popejoan_env.errors import IllegalActionError, InvalidDealError
 from popejoan_env.players import make_player
 from popejoan_env.players.base import UnknownPlayerError
@@ -131,6 +131,26 @@ def test_drawn_gains_are_those_of_the_drawn_worlds(rules: Rules, players: int) -
             greedy_gains(worlds, candidates).tolist()
 
 
+def test_drawn_gains_checks_each_worlds_hand_to_act_when_the_observer_is_not_to_act() -> None:
+    deal = decision_points(VICTORIAN, 4, 1, seed=9)[0]
+    view = seat_view(deal, (deal.to_act + 1) % 4)  # the seat to act is relative seat 3, its hand hidden
+    sampler = WorldSampler(view)
+    hands, dead, _ = sampler.draw_many(np.random.default_rng(2), 1)
+    to_act = 3
+    # world 1: world 0 with one card of the hand to act swapped for one of seat 1 (lead "any": all legal)
+    mine, theirs = cards_of(int(hands[0, to_act])), cards_of(int(hands[0, 1]))
+    swapped = hands[0].copy()
+    swapped[to_act] ^= np.uint64((1 << mine[0]) | (1 << theirs[0]))
+    swapped[1] ^= np.uint64((1 << mine[0]) | (1 << theirs[0]))
+    hands, dead = np.stack([hands[0], swapped]), np.concatenate([dead, dead])
+    worlds = sampler.deals(hands, dead)
+    assert worlds[0].to_act == worlds[1].to_act == to_act and worlds[0].hands[to_act] != worlds[1].hands[to_act]
+    both = mine[1:3]
+    assert drawn_gains(worlds[0], hands, dead, both).tolist() == greedy_gains(worlds, both).tolist()
+    with pytest.raises(IllegalActionError, match="world 1: seat 3 cannot lead"):
+        drawn_gains(worlds[0], hands, dead, [mine[0]])
+
+
 def test_drawn_gains_refuses_what_is_no_draw_of_the_position() -> None:
     deal = decision_points(MODERN, 4, 1, seed=3)[0]
     view = seat_view(deal, deal.to_act)
@@ -144,10 +164,6 @@ def test_drawn_gains_refuses_what_is_no_draw_of_the_position() -> None:
             drawn_gains(position, bad_hands, bad_dead, legal)
     with pytest.raises(InvalidDealError, match="at least one candidate"):
         drawn_gains(position, hands, dead, [])
-    other = hands.copy()
-    other[1, 0], other[1, 1] = hands[1, 1], hands[1, 0]
-    with pytest.raises(InvalidDealError, match="its hand in the position"):
-        drawn_gains(position, other, dead, legal)
     illegal = next(c for c in range(52) if c not in view.legal and (view.hand >> c) & 1)
     with pytest.raises(IllegalActionError, match="cannot lead"):
         drawn_gains(position, hands, dead, [legal[0], illegal])

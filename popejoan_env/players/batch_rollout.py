@@ -130,7 +130,7 @@ def greedy_gains_at(position: Deal, hands: Sequence[Sequence[CardMask]] | np.nda
 def drawn_gains(position: Deal, hands: np.ndarray, dead: np.ndarray, candidates: Sequence[int]) -> np.ndarray:
     """``greedy_gains_at`` for seat 0 of worlds ``WorldSampler.draw_many`` drew for ``position`` (uint64 arrays
     ``[worlds, players]`` and ``[worlds]``), with the checks a search's own draws need: the shapes, a position
-    waiting for a lead, every world giving the seat to act its hand there, and the candidates legal leads.  That each world
+    waiting for a lead, and the candidates legal leads for the hand to act in each world.  That each world
     places every unplayed card once is the sampler's to keep (``tests/test_worlds.py``), not checked again
     here: ``greedy_gains_at`` checks it, for worlds from elsewhere."""
     players = position.players
@@ -143,9 +143,9 @@ def drawn_gains(position: Deal, hands: np.ndarray, dead: np.ndarray, candidates:
     if position.done or position.forced >= 0:
         raise InvalidDealError("drawn worlds are evaluated at a lead: the position must wait for one (no card due, "
                                "not over)")
-    if (hands[:, position.to_act] != np.uint64(position.hands[position.to_act])).any():
-        raise InvalidDealError(f"every drawn world must give seat {position.to_act} (to act) its hand in the position")
-    _check_leads(position, [position.hands[position.to_act]], candidates)
+    to_act = hands[:, position.to_act]
+    # A search's seat to act is its observer, with one hand in every world: one check then, else world by world.
+    _check_leads(position, [int(to_act[0])] if (to_act == to_act[0]).all() else to_act.tolist(), candidates)
     # The position's state alone, without a BatchDeals around it (no card due, no lone lead to play at loading).
     state = state_of_deals([position])
     return _gains(state, tables_of(position.rules, players), position, hands, dead, candidates, 0)
