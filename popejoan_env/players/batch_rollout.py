@@ -8,8 +8,12 @@ compiled call (``rollout_kernels.world_gains``) deals each world into it,
 leads each candidate and plays the deal to its end, every card by the
 engine's own loop.  The lead is the scalar one exactly, ties included, so the
 counters are those of ``pimc.rollout`` (the tests compare them position by
-position).  ``worlds_batch`` gives the worlds × candidates as one batch
-(``BatchDeals.with_worlds``), for players that play them out otherwise.
+position).  ``drawn_gains`` is ``greedy_gains_at`` for the worlds a
+``WorldSampler.draw_many`` drew (``pimc``'s default path): the position's
+one-deal state without a ``BatchDeals`` around it, and no per-world check of
+the placements, which the sampler keeps.  ``worlds_batch`` gives the worlds
+× candidates as one batch (``BatchDeals.with_worlds``), for players that play
+them out otherwise.
 
 The key, per card the seat to act may lead, in *positions* (``BatchDeals``:
 the Ace above the King under ``ace_high``, so a successor is the next
