@@ -1,30 +1,43 @@
-"""pimc speed: milliseconds per decision with scalar rollouts and with batched ones, on the same positions.
+"""pimc and pimc_net speed: milliseconds per decision with the worlds drawn in Python and compiled, same positions.
 
 Run from the repository root::
 
-    python benchmarks/bench_pimc.py                  # 200 positions, 32 samples, ~40 s
-    python benchmarks/bench_pimc.py --rounds 1 --profile
+    python benchmarks/bench_pimc.py                    # modern 4p and victorian 6p, 200 positions, 5 rounds
+    python benchmarks/bench_pimc.py --configs modern:4 --rounds 1 --profile
 
 The positions: deal ``d`` (``numpy.random.default_rng([seed, d])``, dealer
 ``d mod players``) is played by ``stops_first`` at every seat, and the position
 kept is its ``(3 d mod n)``-th of the ``n`` leads where ``pimc`` would think (two
-or more candidate leads).  Each engine plays ``PimcPlayer.choose`` on every
-position (seeded once per round, so all engines see the same worlds) after a
-warm-up (numba compiles, caches fill); the rounds interleave the engines and
-each engine's best round is reported.  The decisions of every engine are
-checked to be the scalar ones.
+or more candidate leads).  Each player plays ``choose`` on every position
+(seeded once per round, so a player sees the same worlds every round) after a
+warm-up (numba compiles, caches fill).
 
-``batch/numba`` is ``pimc:engine=batch`` (its compiled rollouts; ``scalar``
-is ``pimc:engine=scalar``).  The split then replays one evaluation stage by
-stage to show where the time goes: ``sampling`` (the ``WorldSampler`` and its
-worlds, the same for every engine), ``build`` (the batch of the worlds:
-``batch_rollout``'s checks and one-deal ``from_deals``, with the worlds'
-cards as arrays) and ``rollouts`` (scalar: ``Deal.copy``, ``play``,
-``rollout`` per world × candidate; batch: the candidates checked and the
-compiled ``world_gains``), each stage's best of the rounds; the last line is the
-share of sampling in a scalar decision, which bounds what faster rollouts
-can gain.  ``--profile`` adds the cProfile top functions of each engine.
-Speed is never asserted by a test; read the figures ±30% on a shared machine.
+The rows: ``pimc:draws=python`` and ``pimc_net:draws=python`` draw each world
+in Python (``WorldSampler.draw``, the path before the compiled sampler);
+``pimc`` and ``pimc_net`` draw a decision's worlds in one compiled call
+(``WorldSampler.draw_many``).  Both use the batched, compiled rollouts.  The
+rounds interleave the players (old, new, old, new ...), so a busy spell of a
+shared machine slows both of a pair alike; the ratio old / new is taken per
+round and its median reported, with each row's best round.  Every player
+must make the same decisions in every round (the run fails otherwise).
+
+The split replays the compiled ``pimc`` stage by stage to show where its
+time goes: ``sampler`` (``WorldSampler(view)``: what the view rules out, the
+placing order), ``draws`` (``draw_many``), ``position`` (the first world as
+a ``Deal``, every check), ``batch`` (that position as a one-deal batch
+state, ``state_of_deals``), ``rollouts`` (the compiled ``world_gains`` of every world x
+candidate) and ``choice`` (weights and the pick), each stage's best of the
+rounds.  ``--profile`` adds the cProfile top functions of each row.  Speed is
+never asserted by a test; read the figures ±30% on a shared machine.
+
+``--choices K`` also checks that the compiled draws choose as the Python ones
+do, position by position: each of ``pimc:draws=python`` and ``pimc`` decides
+every position with ``K`` seeds, and a chi-square test of homogeneity (summed
+over the positions where either chose more than one card) compares how often
+each card is chosen; ``--control SPEC`` runs the same test for another player
+against ``pimc:draws=python`` (e.g. ``pimc:sampler=uniform``), to see what a
+real difference of behaviour scores.  ``z`` is the Wilson-Hilferty normal score
+of the statistic: about 0 for the same behaviour, above 3 a difference.
 """
 
 from __future__ import annotations
@@ -33,22 +46,30 @@ import argparse
 import cProfile
 import io
 import json
+import math
 import os
 import pathlib
 import platform
 import pstats
+import statistics
 import time
+from collections import Counter
 from typing import Any
 
 import numpy as np
 
+from popejoan_env.batch.records import state_of_deals
+from popejoan_env.batch.state import tables_of
 from popejoan_env.engine import Deal
 from popejoan_env.players import batch_rollout, make_player
-from popejoan_env.players.pimc import PimcPlayer, rollout
+from popejoan_env.players.pimc import PimcPlayer
 from popejoan_env.players.stops import lead_candidates
 from popejoan_env.players.worlds import WorldSampler
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import SeatView, seat_view
+
+PAIRS = {"pimc": ("pimc:draws=python", "pimc"), "pimc_net": ("pimc_net:draws=python", "pimc_net")}
+"""Per player, its old (Python draws) and new (compiled draws) spec."""
 
 
 def positions(rules: Rules, players: int, deals: int, seed: int) -> list[SeatView]:
@@ -70,12 +91,6 @@ def positions(rules: Rules, players: int, deals: int, seed: int) -> list[SeatVie
     return out
 
 
-def engines(samples: int) -> dict[str, PimcPlayer]:
-    """The players to time, by row name."""
-    return {"scalar": PimcPlayer(samples=samples, engine="scalar"),
-            "batch/numba": PimcPlayer(samples=samples, engine="batch")}
-
-
 def time_choices(player: PimcPlayer, views: list[SeatView], seed: int) -> tuple[float, list[int]]:
     """Mean ms per decision over the views, and the cards chosen."""
     player.reset(seed)
@@ -86,33 +101,61 @@ def time_choices(player: PimcPlayer, views: list[SeatView], seed: int) -> tuple[
     return 1000 * (time.perf_counter() - start) / len(views), choices
 
 
-def split(views: list[SeatView], samples: int, seed: int, engine: str | None) -> dict[str, float]:
-    """ms per decision of each stage of one evaluation: scalar (``engine=None``) or batched (``numba``)."""
-    rng = np.random.default_rng(seed)
-    spent = dict.fromkeys(("sampling", "build", "rollouts"), 0.0)
+def split(views: list[SeatView], samples: int, seed: int) -> dict[str, float]:
+    """ms per decision of each stage of the compiled pimc's evaluation and choice."""
+    player = PimcPlayer(seed=seed, samples=samples)
+    rng = player.rng
+    spent = dict.fromkeys(("sampler", "draws", "position", "batch", "rollouts", "choice"), 0.0)
     for view in views:
         candidates = lead_candidates(view)
         t0 = time.perf_counter()
         sampler = WorldSampler(view)
-        worlds = [sampler.sample(rng) for _ in range(samples)]
         t1 = time.perf_counter()
-        spent["sampling"] += t1 - t0
-        if engine is None:
-            for world in worlds:
-                for card in candidates:
-                    deal = world.copy()
-                    deal.play(card)
-                    rollout(deal)
-            spent["rollouts"] += time.perf_counter() - t1
-            continue
-        base = batch_rollout._base(worlds)
-        hands = np.array([w.hands for w in worlds], dtype=np.uint64)
-        dead = np.array([w.dead_mask for w in worlds], dtype=np.uint64)
+        hands, dead, logs = sampler.draw_many(rng, samples)
         t2 = time.perf_counter()
-        batch_rollout._gains(base, worlds[0], hands, dead, candidates, 0)
-        spent["build"] += t2 - t1
-        spent["rollouts"] += time.perf_counter() - t2
-    return {k: 1000 * v / len(views) for k, v in spent.items() if v}
+        position = sampler.deals(hands[:1], dead[:1])[0]
+        t3 = time.perf_counter()
+        state, tables = state_of_deals([position]), tables_of(position.rules, position.players)
+        t4 = time.perf_counter()
+        gains = batch_rollout._gains(state, tables, position, hands, dead, candidates, 0)
+        t5 = time.perf_counter()
+        totals = player.weigh(gains, logs, candidates)
+        max(zip(candidates, totals), key=lambda ct: ct[1])
+        t6 = time.perf_counter()
+        for stage, (a, b) in zip(spent, ((t0, t1), (t1, t2), (t2, t3), (t3, t4), (t4, t5), (t5, t6))):
+            spent[stage] += b - a
+    return {k: 1000 * v / len(views) for k, v in spent.items()}
+
+
+def choice_counts(spec: str, views: list[SeatView], seeds: int, first_seed: int) -> list[Counter[int]]:
+    """Per position, how often ``spec`` chooses each card over ``seeds`` consecutive seeds from ``first_seed``."""
+    player = make_player(spec)
+    out = []
+    for view in views:
+        count: Counter[int] = Counter()
+        for seed in range(first_seed, first_seed + seeds):
+            player.reset(seed)
+            count[player.choose(view)] += 1
+        out.append(count)
+    return out
+
+
+def homogeneity(a: list[Counter[int]], b: list[Counter[int]]) -> tuple[float, int, float]:
+    """Chi-square statistic of homogeneity of two players' choice counts (equal seeds per position), summed over
+    the positions with more than one card chosen; its degrees of freedom; its Wilson-Hilferty z score."""
+    stat, dof = 0.0, 0
+    for x, y in zip(a, b):
+        cards = set(x) | set(y)
+        if len(cards) < 2:
+            continue
+        for card in cards:
+            expected = (x[card] + y[card]) / 2
+            stat += ((x[card] - expected) ** 2 + (y[card] - expected) ** 2) / expected
+        dof += len(cards) - 1
+    if not dof:
+        return 0.0, 0, 0.0
+    z = ((stat / dof) ** (1 / 3) - (1 - 2 / (9 * dof))) / math.sqrt(2 / (9 * dof))
+    return stat, dof, z
 
 
 def profile(player: PimcPlayer, views: list[SeatView], seed: int, top: int = 12) -> str:
@@ -125,73 +168,100 @@ def profile(player: PimcPlayer, views: list[SeatView], seed: int, top: int = 12)
     return text.getvalue()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Time the engines, print the table, the ratios and the split."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--deals", type=int, default=200, help="deals, one position from each (default 200)")
-    parser.add_argument("--samples", type=int, default=32, help="worlds per decision (default 32)")
-    parser.add_argument("--rules", default="modern", help="rules preset (default modern)")
-    parser.add_argument("--players", type=int, default=4, help="table size (default 4)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and of the players")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; each engine's best is kept")
-    parser.add_argument("--profile", action="store_true", help="print the cProfile top functions of each engine")
-    parser.add_argument("--json", type=pathlib.Path, default=None, help="also write the figures to this JSON file")
-    args = parser.parse_args(argv)
-
-    views = positions(Rules.preset(args.rules), args.players, args.deals, args.seed)
+def measure(rules: str, players: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Time the old and new rows of every pair on one table's positions; print the table and the split."""
+    views = positions(Rules.preset(rules), players, args.deals, args.seed)
     candidates = np.mean([len(lead_candidates(v)) for v in views])
-    rows = engines(args.samples)
+    rows = {spec: make_player(spec) for pair in args.pairs for spec in PAIRS[pair]}
     for player in rows.values():  # warm-up: numba compiles, first-call caches
         player.reset(args.seed)
         for view in views[:3]:
             player.choose(view)
-    best = dict.fromkeys(rows, float("inf"))
+    times: dict[str, list[float]] = {spec: [] for spec in rows}
     choices: dict[str, list[int]] = {}
+    steady = True
     for _ in range(args.rounds):
-        for name, player in rows.items():
+        for spec, player in rows.items():
             ms, chosen = time_choices(player, views, args.seed)
-            best[name] = min(best[name], ms)
-            choices[name] = chosen
-    same = {name: choices[name] == choices["scalar"] for name in rows}
+            times[spec].append(ms)
+            steady &= choices.setdefault(spec, chosen) == chosen
+    ratios = {pair: [old / new for old, new in zip(times[PAIRS[pair][0]], times[PAIRS[pair][1]])]
+              for pair in args.pairs}
 
-    print(f"pimc, {args.rules} {args.players}p, {len(views)} positions from {args.deals} deals, "
-          f"{args.samples} samples, {candidates:.2f} candidate leads on average, best of {args.rounds} rounds")
-    print("| engine | ms per decision | scalar / engine | same decisions as scalar |")
-    print("|---|---|---|---|")
-    for name in rows:
-        print(f"| {name} | {best[name]:.2f} | {best['scalar'] / best[name]:.2f}x | {'yes' if same[name] else 'NO'} |")
-
-    stages: dict[str, dict[str, float]] = {}
-    for _ in range(args.rounds):  # each stage's best round
-        for name in rows:
-            parts = split(views, args.samples, args.seed, None if name == "scalar" else name.split("/")[1])
-            stages[name] = {k: min(v, stages.get(name, {}).get(k, v)) for k, v in parts.items()}
-    print(f"\nwhere the time goes (ms per decision, stage by stage, each stage's best of {args.rounds} rounds):")
-    for name, parts in stages.items():
-        print(f"  {name:12s} " + ", ".join(f"{k} {v:.2f}" for k, v in parts.items()))
-    share = stages["scalar"]["sampling"] / sum(stages["scalar"].values())
-    print(f"sampling the worlds is {100 * share:.0f}% of a scalar decision: no rollout engine can be more than "
-          f"{1 / share:.1f}x faster than scalar")
+    print(f"\n{rules} {players}p: {len(views)} positions from {args.deals} deals, {candidates:.2f} candidate leads "
+          f"on average, {args.rounds} interleaved rounds")
+    print("| player | samples | ms/decision, Python draws | ms/decision, compiled draws | old / new, median of "
+          "rounds (range) |")
+    print("|---|---:|---:|---:|---:|")
+    for pair in args.pairs:
+        old, new = PAIRS[pair]
+        r = ratios[pair]
+        print(f"| {pair} | {rows[new].samples} | {min(times[old]):.3f} | {min(times[new]):.3f} | "
+              f"**{statistics.median(r):.2f}x** ({min(r):.2f}-{max(r):.2f}) |")
+    stages: dict[str, float] = {}
+    if "pimc" in args.pairs:
+        for _ in range(args.rounds):
+            for k, v in split(views, rows["pimc"].samples, args.seed).items():
+                stages[k] = min(v, stages.get(k, v))
+        total = sum(stages.values())
+        print(f"where the compiled pimc's time goes (ms per decision, each stage's best of {args.rounds} rounds, "
+              f"sum {total:.3f}): " + ", ".join(f"{k} {v:.3f} ({100 * v / total:.0f}%)" for k, v in stages.items()))
+    same_choices: dict[str, Any] = {}
+    if args.choices:
+        old = choice_counts("pimc:draws=python", views, args.choices, 0)
+        for spec in ["pimc", *args.control]:
+            stat, dof, z = homogeneity(old, choice_counts(spec, views, args.choices, 10**6))
+            same_choices[spec] = {"chi_square": stat, "dof": dof, "z": z}
+            print(f"choices of {spec} against pimc:draws=python, {args.choices} seeds per position: chi-square "
+                  f"{stat:.1f} on {dof} degrees of freedom, z = {z:+.2f}")
     if args.profile:
-        for name, player in rows.items():
-            print(f"\n--- cProfile, {name} ---")
+        for spec, player in rows.items():
+            print(f"\n--- cProfile, {spec}, {rules} {players}p ---")
             print(profile(player, views[:50], args.seed))
+    return {"rules": rules, "players": players, "positions": len(views), "candidates": float(candidates),
+            "ms_per_decision": times, "best_ms_per_decision": {s: min(t) for s, t in times.items()},
+            "ratio_old_to_new_per_round": ratios,
+            "median_ratio_old_to_new": {p: statistics.median(r) for p, r in ratios.items()},
+            "split_ms_per_decision": stages, "same_decisions_every_round": steady, "same_choices": same_choices}
 
+
+def main(argv: list[str] | None = None) -> int:
+    """Time the players on each table, print the tables, the ratios and the split."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--configs", default="modern:4,victorian:6",
+                        help="tables as PRESET:SEATS, comma-separated (default modern:4,victorian:6)")
+    parser.add_argument("--pairs", default="pimc,pimc_net", help="players to time: pimc, pimc_net or both")
+    parser.add_argument("--deals", type=int, default=200, help="deals, one position from each (default 200)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and of the players")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--profile", action="store_true", help="print the cProfile top functions of each row")
+    parser.add_argument("--choices", type=int, default=0,
+                        help="also compare the choices of pimc and pimc:draws=python over this many seeds per position")
+    parser.add_argument("--control", action="append", default=[],
+                        help="with --choices, another player spec to compare with pimc:draws=python (repeatable)")
+    parser.add_argument("--json", type=pathlib.Path, default=None, help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+    args.pairs = [p.strip() for p in args.pairs.split(",") if p.strip()]
+    if not args.pairs or any(p not in PAIRS for p in args.pairs):
+        parser.error(f"--pairs: choose from {list(PAIRS)}")
+    try:
+        configs = [(c.split(":")[0], int(c.split(":")[1])) for c in args.configs.split(",")]
+    except (IndexError, ValueError):
+        parser.error("--configs: PRESET:SEATS, comma-separated, e.g. modern:4,victorian:6")
+    if args.rounds < 1 or args.deals < 1 or args.choices < 0:
+        parser.error("--rounds and --deals must be positive, --choices not negative")
+
+    results = [measure(rules, players, args) for rules, players in configs]
     if args.json is not None:
         info: dict[str, Any] = {"python": platform.python_version(), "numpy": np.__version__,
-                                "machine": platform.machine(), "cpus": os.cpu_count(),
-                                "numba": True}
+                                "machine": platform.machine(), "cpus": os.cpu_count()}
         if hasattr(os, "getloadavg"):
             info["load_average"] = os.getloadavg()
-        result = {"machine": info, "rules": args.rules, "players": args.players, "deals": args.deals,
-                  "positions": len(views), "samples": args.samples, "rounds": args.rounds,
-                  "ms_per_decision": best, "ratio_scalar_to": {n: best["scalar"] / best[n] for n in rows},
-                  "same_decisions": same, "split_ms_per_decision": stages,
-                  "sampling_share_of_scalar": share}
+        out = {"machine": info, "deals": args.deals, "seed": args.seed, "rounds": args.rounds, "tables": results}
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
         print(f"\nwrote {args.json}")
-    return 0 if all(same.values()) else 1
+    return 0 if all(r["same_decisions_every_round"] for r in results) else 1
 
 
 if __name__ == "__main__":

@@ -37,21 +37,28 @@ def a_choice(preset: str, players: int, seed: int) -> Deal:
             deal.play(legal[int(rng.integers(len(legal)))])
 
 
-@pytest.mark.parametrize("preset, players", [("modern", 4), ("victorian", 3), ("modern", 8)])
-def test_the_rollouts_are_the_network_playing_every_seat_deal_by_deal(network: str, preset: str,
-                                                                        players: int) -> None:
+@pytest.mark.parametrize("preset, players, draws", [("modern", 4, "compiled"), ("victorian", 3, "compiled"),
+                                                    ("modern", 8, "compiled"), ("modern", 4, "python")])
+def test_the_rollouts_are_the_network_playing_every_seat_deal_by_deal(network: str, preset: str, players: int,
+                                                                        draws: str) -> None:
     deal = a_choice(preset, players, seed=players)
     view = seat_view(deal, deal.to_act)
     candidates = lead_candidates(view)
-    player = GuidedPimcPlayer(seed=3, samples=6, rollout="network", model=network)
+    player = GuidedPimcPlayer(seed=3, samples=6, rollout="network", model=network, draws=draws)
     totals = player.network_rollouts(view, candidates)
     # the same worlds (the same generator), each world x candidate played out one Deal at a time by the network
     seat_player = LearnedPlayer(load_policy(network))
     sampler, rng = WorldSampler(view), np.random.default_rng(3)
-    gains, logs = [], []
-    for _ in range(6):
-        world = sampler.sample(rng)
-        logs.append(sampler.log_weight)
+    if draws == "python":
+        worlds, logs = [], []
+        for _ in range(6):
+            worlds.append(sampler.sample(rng))
+            logs.append(sampler.log_weight)
+    else:
+        hands, dead, logs = sampler.draw_many(rng, 6)
+        worlds = sampler.deals(hands, dead)
+    gains = []
+    for world in worlds:
         row = []
         for card in candidates:
             d = world.copy()
@@ -99,6 +106,7 @@ def test_the_same_seed_plays_the_same_deal_and_every_card_is_legal(network: str)
 
     assert play(1) == play(1)
     assert make_player(f"pimc_net:samples=4,model={network}").name == f"pimc_net:samples=4,model={network}"
+    assert make_player(f"pimc_net:draws=python,model={network}").name == f"pimc_net:model={network},draws=python"
 
 
 def test_rules_the_network_does_not_know_are_refused(network: str) -> None:
@@ -114,6 +122,7 @@ def test_rules_the_network_does_not_know_are_refused(network: str) -> None:
                                          ("pimc_net:prior=-1", "prior must be"),
                                          ("pimc_net:prior=x", "prior must be"),
                                          ("pimc_net:rollout=random", "rollout must be"),
+                                         ("pimc_net:draws=fast", "draws must be one of"),
                                          ("pimc_net:depth=2", "no parameter")])
 def test_bad_parameters_are_refused(spec: str, match: str) -> None:
     from popejoan_env.players import UnknownPlayerError

@@ -8,11 +8,11 @@ import pytest
 
 from popejoan_env import MODERN, VICTORIAN, Deal
 from popejoan_env.batch import BatchDeals, BatchState
-from popejoan_env.cards import POPE
+from popejoan_env.cards import POPE, cards_of
 from popejoan_env.errors import IllegalActionError, InvalidDealError
 from popejoan_env.players import make_player
 from popejoan_env.players.base import UnknownPlayerError
-from popejoan_env.players.batch_rollout import greedy_gains, greedy_gains_at, rollout_batch, worlds_batch
+from popejoan_env.players.batch_rollout import drawn_gains, greedy_gains, greedy_gains_at, rollout_batch, worlds_batch
 from popejoan_env.players.pimc import PimcPlayer, default_engine, greedy_lead, rollout
 from popejoan_env.players.rollout_kernels import greedy_position
 from popejoan_env.players.worlds import WorldSampler
@@ -118,6 +118,68 @@ def test_greedy_gains_at_cards_are_those_of_the_worlds(rules: Rules, players: in
             want.tolist()
         # nothing was played on the position: its plays are still the view's history
         assert position.hands == worlds[1].hands and position.plays == [(s, c) for s, c, _ in view.history]
+
+
+@pytest.mark.parametrize(("rules", "players"), [CONFIGS[0], CONFIGS[4], CONFIGS[5]], ids=[IDS[0], IDS[4], IDS[5]])
+def test_drawn_gains_are_those_of_the_drawn_worlds(rules: Rules, players: int) -> None:
+    for view in views_at(rules, players, 4, seed=5 * players):
+        sampler = WorldSampler(view)
+        hands, dead, _ = sampler.draw_many(np.random.default_rng(1), 6)
+        worlds = sampler.deals(hands, dead)
+        candidates = list(view.legal)
+        assert drawn_gains(worlds[2], hands, dead, candidates).tolist() == \
+            greedy_gains(worlds, candidates).tolist()
+
+
+def test_drawn_gains_checks_each_worlds_hand_to_act_when_the_observer_is_not_to_act() -> None:
+    deal = decision_points(VICTORIAN, 4, 1, seed=9)[0]
+    view = seat_view(deal, (deal.to_act + 1) % 4)  # the seat to act is relative seat 3, its hand hidden
+    sampler = WorldSampler(view)
+    hands, dead, _ = sampler.draw_many(np.random.default_rng(2), 1)
+    to_act = 3
+    # world 1: world 0 with one card of the hand to act swapped for one of seat 1 (lead "any": all legal)
+    mine, theirs = cards_of(int(hands[0, to_act])), cards_of(int(hands[0, 1]))
+    swapped = hands[0].copy()
+    swapped[to_act] ^= np.uint64((1 << mine[0]) | (1 << theirs[0]))
+    swapped[1] ^= np.uint64((1 << mine[0]) | (1 << theirs[0]))
+    hands, dead = np.stack([hands[0], swapped]), np.concatenate([dead, dead])
+    worlds = sampler.deals(hands, dead)
+    assert worlds[0].to_act == worlds[1].to_act == to_act and worlds[0].hands[to_act] != worlds[1].hands[to_act]
+    both = mine[1:3]
+    assert drawn_gains(worlds[0], hands, dead, both).tolist() == greedy_gains(worlds, both).tolist()
+    with pytest.raises(IllegalActionError, match="world 1: seat 3 cannot lead"):
+        drawn_gains(worlds[0], hands, dead, [mine[0]])
+
+
+def test_drawn_gains_refuses_what_is_no_draw_of_the_position() -> None:
+    deal = decision_points(MODERN, 4, 1, seed=3)[0]
+    view = seat_view(deal, deal.to_act)
+    sampler = WorldSampler(view)
+    hands, dead, _ = sampler.draw_many(np.random.default_rng(0), 3)
+    position = sampler.deals(hands[:1], dead[:1])[0]
+    legal = list(view.legal)
+    for bad_hands, bad_dead in ((hands.astype(np.int64), dead), (hands[:, :3], dead), (hands, dead[:2]),
+                                (hands.tolist(), dead), (hands[:0], dead[:0])):
+        with pytest.raises(InvalidDealError, match="uint64 arrays"):
+            drawn_gains(position, bad_hands, bad_dead, legal)
+    with pytest.raises(InvalidDealError, match="at least one candidate"):
+        drawn_gains(position, hands, dead, [])
+    illegal = next(c for c in range(52) if c not in view.legal and (view.hand >> c) & 1)
+    with pytest.raises(IllegalActionError, match="cannot lead"):
+        drawn_gains(position, hands, dead, [legal[0], illegal])
+    due = None
+    for point in decision_points(MODERN, 4, 5, seed=2):
+        for card in point.legal_actions():
+            after = point.copy()
+            after.play(card)  # no advance: a card due (R8) waits to be played
+            if after.forced >= 0 and due is None:
+                due = after
+    assert due is not None
+    due_view = seat_view(due, due.to_act)
+    sampler = WorldSampler(due_view)
+    hands, dead, _ = sampler.draw_many(np.random.default_rng(0), 2)
+    with pytest.raises(InvalidDealError, match="must wait for one"):
+        drawn_gains(sampler.deals(hands[:1], dead[:1])[0], hands, dead, [due.forced])
 
 
 def test_greedy_gains_at_refuses_cards_that_are_no_world() -> None:

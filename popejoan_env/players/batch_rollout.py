@@ -8,8 +8,12 @@ compiled call (``rollout_kernels.world_gains``) deals each world into it,
 leads each candidate and plays the deal to its end, every card by the
 engine's own loop.  The lead is the scalar one exactly, ties included, so the
 counters are those of ``pimc.rollout`` (the tests compare them position by
-position).  ``worlds_batch`` gives the worlds × candidates as one batch
-(``BatchDeals.with_worlds``), for players that play them out otherwise.
+position).  ``drawn_gains`` is ``greedy_gains_at`` for the worlds a
+``WorldSampler.draw_many`` drew (``pimc``'s default path): the position's
+one-deal state without a ``BatchDeals`` around it, and no per-world check of
+the placements, which the sampler keeps.  ``worlds_batch`` gives the worlds
+× candidates as one batch (``BatchDeals.with_worlds``), for players that play
+them out otherwise.
 
 The key, per card the seat to act may lead, in *positions* (``BatchDeals``:
 the Ace above the King under ``ace_high``, so a successor is the next
@@ -28,13 +32,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from popejoan_env.batch import BatchDeals, position_masks
+from popejoan_env.batch import BatchDeals, BatchState, Tables, position_masks
+from popejoan_env.batch.records import state_of_deals
+from popejoan_env.batch.state import tables_of
 from popejoan_env.cards import CARD_NAMES, PACK, PACK_MASK, CardMask
 from popejoan_env.checks import as_int, brief, is_int
 from popejoan_env.engine import Deal, check_seat, legal_leads, successors_of
 from popejoan_env.errors import IllegalActionError, InvalidDealError
 
-__all__ = ["greedy_gains", "greedy_gains_at", "rollout_batch", "worlds_batch"]
+__all__ = ["drawn_gains", "greedy_gains", "greedy_gains_at", "rollout_batch", "worlds_batch"]
 
 
 def rollout_batch(batch: BatchDeals) -> None:
@@ -103,7 +109,8 @@ def greedy_gains(worlds: Sequence[Deal], candidates: Sequence[int], seat: int = 
     seat = check_seat(seat, base.players, "seat")
     hands = np.array([w.hands for w in worlds], dtype=np.uint64)
     dead = np.array([w.dead_mask for w in worlds], dtype=np.uint64)
-    return _gains(base, worlds[0], hands, dead, candidates, seat)
+    _check_leads(worlds[0], hands[:, worlds[0].to_act].tolist(), candidates)
+    return _gains(base.state, base.tables, worlds[0], hands, dead, candidates, seat)
 
 
 def greedy_gains_at(position: Deal, hands: Sequence[Sequence[CardMask]] | np.ndarray,
@@ -120,7 +127,32 @@ def greedy_gains_at(position: Deal, hands: Sequence[Sequence[CardMask]] | np.nda
     base = _base([position])
     seat = check_seat(seat, base.players, "seat")
     hand_masks, dead_masks = _placements(position, hands, dead)
-    return _gains(base, position, hand_masks, dead_masks, candidates, seat)
+    _check_leads(position, hand_masks[:, position.to_act].tolist(), candidates)
+    return _gains(base.state, base.tables, position, hand_masks, dead_masks, candidates, seat)
+
+
+def drawn_gains(position: Deal, hands: np.ndarray, dead: np.ndarray, candidates: Sequence[int]) -> np.ndarray:
+    """``greedy_gains_at`` for seat 0 of worlds ``WorldSampler.draw_many`` drew for ``position`` (uint64 arrays
+    ``[worlds, players]`` and ``[worlds]``), with the checks a search's own draws need: the shapes, a position
+    waiting for a lead, and the candidates legal leads for the hand to act in each world.  That each world
+    places every unplayed card once is the sampler's to keep (``tests/test_worlds.py``), not checked again
+    here: ``greedy_gains_at`` checks it, for worlds from elsewhere."""
+    players = position.players
+    if not isinstance(hands, np.ndarray) or not isinstance(dead, np.ndarray) or hands.dtype != np.uint64 \
+            or dead.dtype != np.uint64 or dead.ndim != 1 or not len(dead) or hands.shape != (len(dead), players):
+        raise InvalidDealError(f"drawn worlds are uint64 arrays [worlds, {players}] and [worlds], got "
+                               f"{brief(hands)} and {brief(dead)}")
+    if not candidates:
+        raise InvalidDealError("drawn_gains needs at least one candidate lead")
+    if position.done or position.forced >= 0:
+        raise InvalidDealError("drawn worlds are evaluated at a lead: the position must wait for one (no card due, "
+                               "not over)")
+    to_act = hands[:, position.to_act]
+    # A search's seat to act is its observer, with one hand in every world: one check then, else world by world.
+    _check_leads(position, [int(to_act[0])] if (to_act == to_act[0]).all() else to_act.tolist(), candidates)
+    # The position's state alone, without a BatchDeals around it (no card due, no lone lead to play at loading).
+    state = state_of_deals([position])
+    return _gains(state, tables_of(position.rules, players), position, hands, dead, candidates, 0)
 
 
 def _placements(position: Deal, hands: object, dead: object) -> tuple[np.ndarray, np.ndarray]:
@@ -149,20 +181,18 @@ def _placements(position: Deal, hands: object, dead: object) -> tuple[np.ndarray
     return h, d
 
 
-def _gains(base: BatchDeals, position: Deal, hands: np.ndarray, dead: np.ndarray,
+def _gains(state: BatchState, tables: Tables, position: Deal, hands: np.ndarray, dead: np.ndarray,
            candidates: Sequence[int], seat: int) -> np.ndarray:
-    """Every world (card masks) x candidate played out in deal 0 of ``base`` (``position`` as a one-deal batch),
-    compiled."""
+    """Every world (card masks) x candidate played out in deal 0 of ``state`` (``position`` as a one-deal batch),
+    compiled; the callers have checked the candidates (``_check_leads``)."""
     from popejoan_env.players import rollout_kernels  # imports numba: only where rollouts are played
 
-    _check_leads(position, hands[:, position.to_act].tolist(), candidates)
     # R9: the dead cards shown are the turn-up and each played card's successor that lies in the dead hand.
     shown = np.uint64(successors_of(position.played_mask, position.rules.ace_high))
     revealed = np.uint64(1 << position.turnup) | (shown & dead)
     gains = np.empty((len(hands), len(candidates)), dtype=np.int64)
-    tables = base.tables
     rollout_kernels.world_gains(
-        base.state, tables, tables.pos_of_card[np.asarray(candidates, dtype=np.int64)], seat,
+        state, tables, tables.pos_of_card[np.asarray(candidates, dtype=np.int64)], seat,
         position_masks(tables, hands), position_masks(tables, dead), position_masks(tables, revealed), gains)
     return gains
 

@@ -39,12 +39,13 @@ ROLLOUTS = ("greedy", "network")
 class GuidedPimcPlayer(PimcPlayer):
     """``pimc_net``: ``pimc``'s search guided by the network of ``model`` (a model file's path, or ``shipped``,
     the default).  Parameters: ``samples`` (default 128), ``prior`` (default 1; 0 = none), ``rollout``
-    (``greedy``, the default, or ``network``), ``model``, ``sampler`` (as ``pimc``'s)."""
+    (``greedy``, the default, or ``network``), ``model``, ``sampler`` and ``draws`` (as ``pimc``'s)."""
 
     name = "pimc_net"
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, prior: float = DEFAULT_PRIOR,
-                 rollout: str = "greedy", model: str = "shipped", sampler: str = "consistent") -> None:
+                 rollout: str = "greedy", model: str = "shipped", sampler: str = "consistent",
+                 draws: str = "compiled") -> None:
         from popejoan_env.players.learned import load_policy
 
         if as_int(samples) is None or samples < 1:
@@ -55,7 +56,7 @@ class GuidedPimcPlayer(PimcPlayer):
             raise UnknownPlayerError(f"pimc_net: prior must be a number >= 0, got {prior!r}")
         if rollout not in ROLLOUTS:
             raise UnknownPlayerError(f"pimc_net: rollout must be one of {list(ROLLOUTS)}, got {rollout!r}")
-        super().__init__(seed, samples=samples, sampler=sampler)
+        super().__init__(seed, samples=samples, sampler=sampler, draws=draws)
         self.policy = load_policy(shipped_model() if model == SHIPPED else model)
         self.model, self.prior, self.guided_rollout = model, float(prior), rollout
         params = [f"samples={samples}"] if samples != DEFAULT_SAMPLES else []
@@ -63,6 +64,7 @@ class GuidedPimcPlayer(PimcPlayer):
         params += [f"rollout={rollout}"] if rollout != "greedy" else []
         params += [f"model={model}"] if model != SHIPPED else []
         params += [f"sampler={sampler}"] if sampler != "consistent" else []
+        params += [f"draws={draws}"] if draws != "compiled" else []
         self.name = "pimc_net" + (":" + ",".join(params) if params else "")
         self._checked: object = None
 
@@ -90,10 +92,14 @@ class GuidedPimcPlayer(PimcPlayer):
         from popejoan_env.players.batch_rollout import worlds_batch  # the batch engine builds tables at import
 
         sampler = WorldSampler(view, self.sampler)
-        worlds, logs = [], []
-        for _ in range(self.samples):
-            worlds.append(sampler.sample(self.rng))
-            logs.append(sampler.log_weight)
+        if self.draws == "python":
+            worlds, logs = [], []
+            for _ in range(self.samples):
+                worlds.append(sampler.sample(self.rng))
+                logs.append(sampler.log_weight)
+        else:
+            hands, dead, logs = sampler.draw_many(self.rng, self.samples)
+            worlds = sampler.deals(hands, dead)
         batch = worlds_batch(worlds, repeat=len(candidates))
         seat = worlds[0].to_act
         start = batch.balances[:, seat].copy()

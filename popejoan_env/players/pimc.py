@@ -15,6 +15,9 @@ from popejoan_env.seat_view import SeatView
 
 DEFAULT_SAMPLES = 32
 """Worlds sampled per decision by default (see the players notes for the speed/strength trade-off)."""
+DRAWS = ("compiled", "python")
+"""How the worlds are drawn: all of a decision's at once in compiled code (``WorldSampler.draw_many``), or one at a
+time in Python (``WorldSampler.draw``, the sampler before the compiled one); the same distribution either way."""
 ENGINES = ("scalar", "batch")
 """How greedy rollouts are played: one ``Deal`` at a time, or every world × candidate at once (``batch_rollout``)."""
 
@@ -94,15 +97,16 @@ class PimcPlayer(ScriptedPlayer):
     ignores what leads and the settlement reveal), ``engine`` (``scalar``: one ``Deal`` per rollout, or
     ``batch``: the greedy rollouts of every world × candidate at once, ``batch_rollout.greedy_gains``,
     compiled; the same decisions either way; the default is ``batch`` for greedy rollouts:
-    ``default_engine``).  Random rollouts
-    always run scalar: they draw from the player's generator between the worlds' draws, an order a
-    batch cannot keep.
+    ``default_engine``), ``draws`` (``compiled``, the default: a decision's worlds drawn at once by
+    ``WorldSampler.draw_many``, from one seed the player's generator draws; or ``python``: one at a time
+    by ``WorldSampler.draw``, as before the compiled sampler: the same distribution, other worlds, so
+    other decisions).  Random rollouts always run scalar.
     """
 
     name = "pimc"
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, rollout: str = "greedy",
-                 sampler: str = "consistent", engine: str | None = None) -> None:
+                 sampler: str = "consistent", engine: str | None = None, draws: str = "compiled") -> None:
         if as_int(samples) is None or samples < 1:
             raise UnknownPlayerError(f"pimc: samples must be a positive integer, got {samples!r}")
         if rollout not in ("greedy", "random"):
@@ -111,6 +115,8 @@ class PimcPlayer(ScriptedPlayer):
             raise UnknownPlayerError(f"pimc: sampler must be one of {list(SAMPLERS)}, got {sampler!r}")
         if engine is not None and engine not in ENGINES:
             raise UnknownPlayerError(f"pimc: engine must be one of {list(ENGINES)}, got {engine!r}")
+        if draws not in DRAWS:
+            raise UnknownPlayerError(f"pimc: draws must be one of {list(DRAWS)}, got {draws!r}")
         if engine == "batch" and rollout != "greedy":
             raise UnknownPlayerError("pimc: engine=batch plays greedy rollouts only; rollout=random runs scalar")
         default = default_engine(rollout)
@@ -118,6 +124,7 @@ class PimcPlayer(ScriptedPlayer):
         self.rollout = rollout
         self.sampler = sampler
         self.engine = engine or default
+        self.draws = draws
         params = []
         if samples != DEFAULT_SAMPLES:
             params.append(f"samples={samples}")
@@ -127,6 +134,8 @@ class PimcPlayer(ScriptedPlayer):
             params.append(f"sampler={sampler}")
         if self.engine != default:
             params.append(f"engine={self.engine}")
+        if draws != "compiled":
+            params.append(f"draws={draws}")
         self.name = "pimc" + (":" + ",".join(params) if params else "")
         self.last_values: dict[int, float] = {}
         """The mean counters each candidate of the last decision ``evaluate`` searched won over the worlds
@@ -141,8 +150,10 @@ class PimcPlayer(ScriptedPlayer):
         if len(candidates) == 1:
             return candidates[0]
         totals = self.evaluate(view, candidates)
-        tie = stops_first_key(view)
-        return max(zip(candidates, totals), key=lambda ct: (ct[1], tie(ct[0])))[0]
+        top = max(totals)
+        best = [card for card, total in zip(candidates, totals) if total == top]
+        # The stops_first order only where the search ties (most decisions have one best card: no key to build).
+        return best[0] if len(best) == 1 else max(best, key=stops_first_key(view))
 
     def evaluate(self, view: SeatView, candidates: list[int]) -> list[float]:
         """Counters the observer gains over the sampled worlds, per candidate lead: the sum over the worlds,
@@ -150,11 +161,24 @@ class PimcPlayer(ScriptedPlayer):
         consistent worlds drawn uniformly (the weights are all equal when nothing constrains the cards); the
         means (the sums over the weights) are kept in ``last_values``."""
         sampler = WorldSampler(view, self.sampler)
+        if self.draws == "python":
+            return self._evaluate_drawn_one_by_one(sampler, candidates)
+        hands, dead, logs = sampler.draw_many(self.rng, self.samples)
+        if self.engine == "batch":
+            # Imported here: the compiled rollouts load numba, which a scalar pimc need not pay for at import.
+            from popejoan_env.players.batch_rollout import drawn_gains
+
+            gains = drawn_gains(sampler.deals(hands[:1], dead[:1])[0], hands, dead, candidates)
+        else:
+            gains = self._scalar_gains(sampler.deals(hands, dead), candidates)
+        return self.weigh(gains, logs, candidates)
+
+    def _evaluate_drawn_one_by_one(self, sampler: WorldSampler, candidates: list[int]) -> list[float]:
+        """``evaluate`` with the worlds drawn one at a time in Python (``draws=python``: the sampler before the
+        compiled one, kept for comparison and for the decisions pinned before it)."""
         rng = self.rng
         logs = []
         if self.engine == "batch":
-            # Imported here: the compiled rollouts load numba (~0.25 s), which a scalar pimc, and every command
-            # importing the players, need not pay.
             from popejoan_env.players.batch_rollout import greedy_gains_at
 
             # The first world as a Deal (the position every world shares), the others only as card placements:
@@ -167,30 +191,41 @@ class PimcPlayer(ScriptedPlayer):
                 hands.append(h)
                 dead.append(d)
                 logs.append(sampler.log_weight)
-            gains = greedy_gains_at(first, hands, dead, candidates).tolist()
-        else:
-            rollout_rng = rng if self.rollout == "random" else None
-            gains = [[0] * len(candidates) for _ in range(self.samples)]
-            for k in range(self.samples):
-                world = sampler.sample(rng)
-                logs.append(sampler.log_weight)
-                start = world.balances[0]
-                for i, card in enumerate(candidates):
-                    deal = world.copy()
-                    deal.play(card)
-                    rollout(deal, rollout_rng)
-                    gains[k][i] = deal.balances[0] - start
+            return self.weigh(greedy_gains_at(first, hands, dead, candidates), logs, candidates)
+        # Each world drawn just before its rollouts: random rollouts draw from the same generator in between.
+        worlds = []
+        for _ in range(self.samples):
+            worlds.append(sampler.sample(rng))
+            logs.append(sampler.log_weight)
+            if self.rollout == "random":
+                worlds[-1] = self._scalar_gains(worlds[-1:], candidates)[0]
+        gains = worlds if self.rollout == "random" else self._scalar_gains(worlds, candidates)
         return self.weigh(gains, logs, candidates)
 
-    def weigh(self, gains: list[list[int]] | list[list[float]], logs: list[float], candidates: list[int]) -> list[float]:
+    def _scalar_gains(self, worlds: list[Deal], candidates: list[int]) -> list[list[int]]:
+        """Counters the observer gains in each world (rows) when each candidate (columns) is led and the deal
+        played out by ``rollout``, one ``Deal`` at a time."""
+        rollout_rng = self.rng if self.rollout == "random" else None
+        gains = []
+        for world in worlds:
+            start = world.balances[0]
+            row = []
+            for card in candidates:
+                deal = world.copy()
+                deal.play(card)
+                rollout(deal, rollout_rng)
+                row.append(deal.balances[0] - start)
+            gains.append(row)
+        return gains
+
+    def weigh(self, gains: list[list[int]] | list[list[float]] | np.ndarray, logs: list[float] | np.ndarray,
+              candidates: list[int]) -> list[float]:
         """The totals of ``evaluate`` from the gains of each world (rows) and candidate (columns) and the worlds'
         log importance weights; the means go to ``last_values``."""
-        top = max(logs)
-        weights = [float(np.exp(x - top)) for x in logs]
-        if all(w == 1.0 for w in weights):
-            totals = [float(sum(g[i] for g in gains)) for i in range(len(candidates))]
-        else:
-            totals = [sum(w * g[i] for w, g in zip(weights, gains)) for i in range(len(candidates))]
-        total_weight = sum(weights)
+        logs = np.asarray(logs, dtype=np.float64)
+        weights = np.exp(logs - logs.max())
+        # Summed world by world (a reduction over rows), in the order a Python loop over the worlds would add.
+        totals = (weights[:, None] * np.asarray(gains, dtype=np.float64)).sum(axis=0).tolist()
+        total_weight = sum(weights.tolist())
         self.last_values = {c: t / total_weight for c, t in zip(candidates, totals)}
         return totals

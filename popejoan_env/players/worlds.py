@@ -29,6 +29,14 @@ sampler, which ignores the inference (the hidden cards dealt uniformly into
 hands of the known sizes and the dead hand), kept to measure what the
 inference is worth.
 
+**Two ways to draw.**  ``draw`` and ``sample`` draw one world at a time in
+Python (``place``: the readable reference).  ``draw_many`` draws a batch of
+worlds in one compiled call (``place_many``, ``world_kernels.draw_worlds``),
+as card masks, tens of times faster: the same placing order, the same
+distribution and the same weights, from a seed the caller's generator draws,
+so other worlds than ``draw`` would give.  ``pimc`` draws its worlds this way
+unless told ``draws=python``.
+
 Seats in a world are the view's *relative* seats (the observer is seat 0).  A
 world starts *now* (see ``Deal.from_position``): its ``plays``, ``awards``
 and ``payments`` are empty, ``board_before``/``balances_before`` are the
@@ -40,11 +48,13 @@ built with ``Deal.from_position`` (every check), the others as
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
 
 from popejoan_env.cards import CardMask, cards_of
+from popejoan_env.checks import as_int, brief
 from popejoan_env.engine import Deal
 from popejoan_env.errors import InvalidDealError
 from popejoan_env.inference import cannot_hold
@@ -92,7 +102,8 @@ class WorldSampler:
         self.view = view
         self.sampler = sampler
         n = view.players
-        self.unseen = np.array(cards_of(view.unseen), dtype=np.int64)
+        unseen = view.unseen  # a property that walks the history: read once
+        self.unseen = np.array(cards_of(unseen), dtype=np.int64)
         known_dead = view.dead_hand if view.dead_hand is not None else view.known_dead
         self.known_dead = known_dead
         hidden_dead = view.dead_size - known_dead.bit_count()
@@ -104,7 +115,7 @@ class WorldSampler:
             )
         # Slots 0..n-2 are relative seats 1..n-1, slot n-1 the unseen part of the dead hand.
         self.room = self.sizes + [hidden_dead]
-        self._cuts = np.cumsum([0, *self.sizes]).tolist()
+        self._cuts = list(itertools.accumulate(self.sizes, initial=0))
         self._base: Deal | None = None
         self.log_weight = 0.0
         """Log importance weight of the last world sampled (0 for the uniform sampler): see ``place``."""
@@ -112,8 +123,15 @@ class WorldSampler:
             excluded = cannot_hold(view)
             dead_slot = 1 << (n - 1)
             forced_seat = view.to_act if view.forced >= 0 and view.to_act > 0 else -1
+            # The cards that may go anywhere need no loop of their own: every seat may hold them and the dead hand
+            # has room (they are placed last, in card order, as a sort by the number of places puts them).
+            anywhere = unseen if hidden_dead else 0
+            for k in range(1, n):
+                anywhere &= ~excluded[k]
+            if forced_seat > 0:
+                anywhere &= ~(1 << view.forced)
             places = []
-            for card in self.unseen.tolist():
+            for card in cards_of(unseen & ~anywhere):
                 allowed = dead_slot if hidden_dead else 0
                 for k in range(1, n):
                     if not (excluded[k] >> card) & 1:
@@ -124,11 +142,15 @@ class WorldSampler:
                     raise InvalidDealError(f"the view is inconsistent: card {card} can be nowhere")
                 places.append((allowed.bit_count(), card, allowed))
             places.sort()
-            every = tuple(range(n))
-            order = [(card, tuple(s for s in range(n) if (allowed >> s) & 1)) for _, card, allowed in places]
-            self._order = [(card, where) for card, where in order if where != every]
-            self._free = [card for card, where in order if where == every]
+            self._order = [(card, tuple(s for s in range(n) if (allowed >> s) & 1)) for _, card, allowed in places]
+            self._free = cards_of(anywhere)
             self.constrained = bool(self._order)
+            # The same placing order for the compiled draws: the constrained cards, then the free ones.
+            self._cards = np.array([card for card, _ in self._order] + self._free, dtype=np.int64)
+            self._allowed = np.array([a for _, _, a in places], dtype=np.int64)
+        else:
+            self._order, self._free = [], self.unseen.tolist()
+            self._cards, self._allowed = self.unseen, np.zeros(0, dtype=np.int64)
 
     def draw(self, rng: np.random.Generator) -> tuple[list[CardMask], CardMask]:
         """Where one world puts the cards (each relative seat's hand, the dead hand), drawn as ``sample`` draws them;
@@ -142,6 +164,31 @@ class WorldSampler:
             self._base = _position(self.view, hands, dead)  # every check, once; kept unplayed
             return self._base.copy()
         return self._base.rearranged(hands, _dead_list(dead, self.view.turnup))
+
+    def draw_many(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``n`` worlds at once, drawn in compiled code (``world_kernels``) from one seed the generator draws: each
+        relative seat's hand ``[n, players]`` and the dead hand ``[n]`` (uint64 card masks) and the log importance
+        weights ``[n]`` (0 for the uniform sampler).  The same distribution as ``draw``, not the same worlds."""
+        masks, log_weights = _place_arrays(self._cards, self._allowed, self.room, rng, n, self._order, self._free)
+        hands = np.empty((len(masks), self.view.players), dtype=np.uint64)
+        hands[:, 0] = self.view.hand
+        hands[:, 1:] = masks[:, :-1]
+        dead = masks[:, -1] | np.uint64(self.known_dead)
+        if self.sampler == "uniform":
+            log_weights[:] = 0.0
+        return hands, dead, log_weights
+
+    def deals(self, hands: np.ndarray, dead: np.ndarray) -> list[Deal]:
+        """The worlds of ``draw_many`` as playable ``Deal`` objects, as ``sample`` makes them (the first world the
+        sampler makes is built with every check, the others are checked ``rearranged`` copies of it)."""
+        out = []
+        for h, d in zip(np.asarray(hands).tolist(), np.asarray(dead).tolist()):
+            if self._base is None:
+                self._base = _position(self.view, h, d)
+                out.append(self._base.copy())
+            else:
+                out.append(self._base.rearranged(h, _dead_list(d, self.view.turnup)))
+        return out
 
     def _uniform(self, rng: np.random.Generator) -> tuple[list[CardMask], CardMask]:
         order = self.unseen[rng.permutation(len(self.unseen))].tolist()
@@ -215,8 +262,46 @@ def place(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng
     return _search(list(order) + [(card, tuple(range(slots))) for card in free], room, rng), 0.0
 
 
+def place_many(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng: np.random.Generator,
+               free: Sequence[int] = (), n: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``place`` ``n`` times in compiled code (``world_kernels.draw_worlds``, one seed from ``rng``): the masks
+    ``[n, slots]`` (uint64) and the log weights ``[n]``; the same distribution and weights as ``place``, other
+    draws.  A placement that runs out of restarts is ``_search``'s, drawn with ``rng``, with log weight 0."""
+    slots = len(room)
+    bits = [sum(1 << s for s in places) for _, places in order]
+    if any(not b or b >> slots for b in bits):
+        raise InvalidDealError(f"every constrained card needs one or more of the slots 0..{slots - 1}")
+    cards = np.array([card for card, _ in order] + list(free), dtype=np.int64)
+    return _place_arrays(cards, np.array(bits, dtype=np.int64), room, rng, n, order, free)
+
+
+def _place_arrays(cards: np.ndarray, allowed: np.ndarray, room: Sequence[int], rng: np.random.Generator, n: int,
+                  order: Sequence[tuple[int, tuple[int, ...]]], free: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """``place_many`` with its cards as arrays (``cards``: the constrained ones, then the free ones; ``allowed``:
+    each constrained card's slots as bits); ``order`` and ``free`` again for the fallback search."""
+    from popejoan_env.players import world_kernels  # imports numba: only where worlds are drawn in batches
+
+    if as_int(n) is None or n < 1:
+        raise InvalidDealError(f"a batch of worlds needs a positive number of worlds, got {brief(n)}")
+    n = int(n)
+    seed = rng.integers(2**64, dtype=np.uint64)
+    masks = np.empty((n, len(room)), dtype=np.uint64)
+    log_weights = np.empty(n, dtype=np.float64)
+    placed = np.empty(n, dtype=np.bool_)
+    world_kernels.draw_worlds(seed, cards, allowed, np.asarray(room, dtype=np.int64), MAX_RESTARTS, _LOG_ARRAY,
+                              _LOG_FACTORIAL_ARRAY, masks, log_weights, placed)
+    if not placed.all():  # restarts kept failing: the polynomial search, world by world
+        every = tuple(range(len(room)))
+        full = list(order) + [(card, every) for card in free]
+        for w in np.flatnonzero(~placed).tolist():
+            masks[w] = _search(full, room, rng)
+            log_weights[w] = 0.0
+    return masks, log_weights
+
+
 _LOG = [0.0] + [float(np.log(k)) for k in range(1, 64)]
 _LOG_FACTORIAL = np.concatenate([[0.0], np.cumsum(_LOG[1:])]).tolist()
+_LOG_ARRAY, _LOG_FACTORIAL_ARRAY = np.array(_LOG), np.array(_LOG_FACTORIAL)
 
 
 def _search(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng: np.random.Generator) -> list[CardMask]:
