@@ -117,7 +117,8 @@ def test_rules_the_network_does_not_know_are_refused(network: str) -> None:
         deal.play_out(lambda d, legal: player.act(seat_view(d, d.to_act)))
 
 
-@pytest.mark.parametrize("spec, match", [("pimc_net:samples=0", "samples must be a positive integer"),
+@pytest.mark.parametrize("spec, match", [("pimc_net:samples=0", "samples must be an integer from 1 to"),
+                                         ("pimc_net:samples=99999999999", "samples must be an integer from 1 to"),
                                          ("pimc_net:model=", "model must be"),
                                          ("pimc_net:prior=-1", "prior must be"),
                                          ("pimc_net:prior=x", "prior must be"),

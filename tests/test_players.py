@@ -336,8 +336,9 @@ def test_make_player_names_parameters_and_errors(tmp_path) -> None:
         make_player("lowest:x=1")
     with pytest.raises(UnknownPlayerError, match="not key=value"):
         make_player("pimc:32")
-    with pytest.raises(UnknownPlayerError, match="samples must be a positive integer"):
-        make_player("pimc:samples=0")
+    for samples in ("0", "65537", "99999999999"):  # a huge count would allocate its worlds at the first decision
+        with pytest.raises(UnknownPlayerError, match="samples must be an integer from 1 to 65,536"):
+            make_player(f"pimc:samples={samples}")
     with pytest.raises(UnknownPlayerError, match="no saved model"):
         make_player(str(tmp_path / "missing.zip"))
     assert issubclass(UnknownPlayerError, PopeJoanError)

@@ -23,7 +23,7 @@ from popejoan_env.batch_observation import encode_batch
 from popejoan_env.checks import as_int
 from popejoan_env.observation import encode_view
 from popejoan_env.players.base import UnknownPlayerError
-from popejoan_env.players.pimc import PimcPlayer
+from popejoan_env.players.pimc import MAX_SAMPLES, PimcPlayer
 from popejoan_env.players.shipped import SHIPPED, shipped_model
 from popejoan_env.players.worlds import WorldSampler
 from popejoan_env.seat_view import SeatView
@@ -48,8 +48,9 @@ class GuidedPimcPlayer(PimcPlayer):
                  draws: str = "compiled") -> None:
         from popejoan_env.players.learned import load_policy
 
-        if as_int(samples) is None or samples < 1:
-            raise UnknownPlayerError(f"pimc_net: samples must be a positive integer, got {samples!r}")
+        if as_int(samples) is None or not 1 <= samples <= MAX_SAMPLES:
+            raise UnknownPlayerError(f"pimc_net: samples must be an integer from 1 to {MAX_SAMPLES:,}, got "
+                                     f"{samples!r}")
         if not isinstance(model, str) or not model:
             raise UnknownPlayerError(f"pimc_net: model must be a model file's path or {SHIPPED!r}, got {model!r}")
         if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0 <= prior < float("inf"):

@@ -14,6 +14,8 @@ from popejoan_env.players.worlds import SAMPLERS, WorldSampler
 from popejoan_env.seat_view import SeatView
 
 DEFAULT_SAMPLES = 32
+MAX_SAMPLES = 65_536
+"""Most worlds a decision may search (each is a rollout's state in memory; 32 is the default)."""
 """Worlds sampled per decision by default (see the players notes for the speed/strength trade-off)."""
 DRAWS = ("compiled", "python")
 """How the worlds are drawn: all of a decision's at once in compiled code (``WorldSampler.draw_many``), or one at a
@@ -107,8 +109,8 @@ class PimcPlayer(ScriptedPlayer):
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, rollout: str = "greedy",
                  sampler: str = "consistent", engine: str | None = None, draws: str = "compiled") -> None:
-        if as_int(samples) is None or samples < 1:
-            raise UnknownPlayerError(f"pimc: samples must be a positive integer, got {samples!r}")
+        if as_int(samples) is None or not 1 <= samples <= MAX_SAMPLES:
+            raise UnknownPlayerError(f"pimc: samples must be an integer from 1 to {MAX_SAMPLES:,}, got {samples!r}")
         if rollout not in ("greedy", "random"):
             raise UnknownPlayerError(f"pimc: rollout must be 'greedy' or 'random', got {rollout!r}")
         if sampler not in SAMPLERS:
