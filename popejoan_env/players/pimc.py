@@ -152,7 +152,7 @@ class PimcPlayer(ScriptedPlayer):
         sampler = WorldSampler(view, self.sampler)
         rng = self.rng
         logs = []
-        if self.engine == "batch":
+        if self.engine == "batch" and view.rules.pack == "full":  # the batch rollouts play the full pack only
             # Imported here: the compiled rollouts load numba (~0.25 s), which a scalar pimc, and every command
             # importing the players, need not pay.
             from popejoan_env.players.batch_rollout import greedy_gains_at
