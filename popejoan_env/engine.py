@@ -871,7 +871,7 @@ def empty_owner(rules: Rules) -> tuple[int, ...]:
 
 
 def _pack_words(rules: Rules) -> str:
-    """The pack in an error message: ``the 51 cards`` or ``the 8 cards of the small pack``."""
+    """The pack in an error message: ``the 51 cards`` or ``the 10 cards of the small pack``."""
     return "the 51 cards" if rules.pack == "full" else f"the {rules.pack_size} cards of the {rules.pack} pack"
 
 

@@ -23,7 +23,7 @@ POPE_C, MATRIMONY_C, INTRIGUE_C, ACE_C, KING_C, QUEEN_C, JACK_C, GAME_C = range(
 DEFAULT_DRESSING: tuple[int, ...] = (6, 2, 2, 1, 1, 1, 1, 1)
 MIN_PLAYERS, MAX_PLAYERS = 3, 8
 SMALL_PACK_PLAYERS = 3
-"""The one table size of ``pack="small"``: 8 cards make two for each of 3 players and a dead hand of two."""
+"""The one table size of ``pack="small"``: its 10 cards make three for each of 3 players and the turn-up."""
 MAX_OPTION_COUNTERS = 100_000
 """Largest ``start_counters`` or dressing count accepted (far beyond any table; keeps observations finite)."""
 
@@ -62,7 +62,7 @@ class Rules:
     allow_credit: bool = True
     """If false a session ends when the next dealer cannot pay the dressing."""
     pack: str = "full"
-    """``full``: the 51 cards; ``small``: the 8 cards of ``cards.SMALL_PACK``, for 3 players (docs/small_game.md)."""
+    """``full``: the 51 cards; ``small``: the 10 cards of ``cards.SMALL_PACK``, for 3 players (docs/small_game.md)."""
     name: str = dataclasses.field(default="", compare=False)
     """The preset these options equal (``modern``, ``victorian``), else ``custom``; always derived from the options."""
 
@@ -109,7 +109,7 @@ class Rules:
         object.__setattr__(self, "start_counters", start)
         if self.pack == "small" and self.deal == "fixed_stock":
             raise RulesError("rules option deal=fixed_stock needs a stock of six stops and the turn-up aside, which "
-                             "the 8 cards of pack=small cannot give; use deal=equal or all_round with it")
+                             "the 10 cards of pack=small cannot give; use deal=equal or all_round with it")
         # The name is a fact about the options, never a label a caller can set
         # (a wrong label would break to_dict/from_dict); only the module's own
         # preset definitions, made before PRESETS exists, pass one in.
@@ -162,7 +162,7 @@ class Rules:
 
     @property
     def pack_size(self) -> int:
-        """Cards in the pack: 51, or 8 for ``pack="small"``."""
+        """Cards in the pack: 51, or 10 for ``pack="small"``."""
         return len(PACKS[self.pack])
 
     def can_deal(self, balance: Any) -> Any:
@@ -182,8 +182,12 @@ class Rules:
         check_players(players)
         cards = self.pack_size
         if self.pack == "small" and players != SMALL_PACK_PLAYERS:
-            raise RulesError(f"pack=small is dealt to {SMALL_PACK_PLAYERS} players (2 cards each, 2 in the dead "
-                             f"hand), got {players} players")
+            raise RulesError(f"pack=small is dealt to {SMALL_PACK_PLAYERS} players (3 cards each, the turn-up "
+                             f"alone in the dead hand), got {players} players")
+        if self.deal == "equal" and self.pack == "small":
+            # Not floor(10/4) = 2 each: with two cards only eldest ever has a choice (docs/small_game.md).
+            q = (cards - 1) // players
+            return [q] * players, cards - players * q
         if self.deal == "equal":
             q = cards // (players + 1)
             return [q] * players, cards - players * q

@@ -9,7 +9,7 @@ algorithm work on them (CFR and its Monte-Carlo variants, information-set MCTS,
 |---|---|
 | players | the seats ``0 … n-1``; the game parameter ``players`` (3–8; the small game: 3) |
 | actions | card ids 0–51 (``cards.py``); a state stops only at real decisions: forced cards (R8) and a lone legal lead are played by the engine's one decision loop (``Deal.advance``) |
-| chance | ``python_pope_joan``: one chance node per card dealt, in dealing order (eldest first, the dead hand as the rules deal it, the turn-up last), each remaining card equally likely; ``python_pope_joan_small``: one chance node whose outcomes are every deal of the 8 cards (index into ``small_deals``) |
+| chance | ``python_pope_joan``: one chance node per card dealt, in dealing order (eldest first, the dead hand as the rules deal it, the turn-up last), each remaining card equally likely; ``python_pope_joan_small``: one chance node whose outcomes are every deal of the 10 cards (index into ``small_deals``) |
 | returns | ``Deal.delta`` at the end of the deal (dressing included), 0 before |
 | tensors | the v2 observation (``observation.encode``, 1285 floats, ``LAYOUT`` names its parts); the information state and the observation are the same tensor, because the v2 observation already holds the whole public history |
 | strings | the observation string is ``render.describe`` of the seat's view; the information-state string adds the history, card by card with the relative seat that played it |
@@ -20,7 +20,7 @@ every ``Rules`` option (``lead``, ``deal``, ``pope_turnup``, ``pair_split``, ``a
 ``dealer_sees_dead_hand``, ``pope_excused``, ``dressing`` as eight counts separated by ``/``, ``start_counters``,
 ``allow_credit``), each given as text (``true``, ``any``, ``6/2/2/1/1/1/1/1``, ``48``): an option given overrides the
 preset, an empty one (the default) leaves the preset's.  The small game also takes ``turnup`` (a card of the
-small pack, or empty for a random one): fixing it leaves the 630 deals of the other seven cards.  The board
+small pack, or empty for a random one): fixing it leaves a tenth of the deals (1,680 under ``deal=equal``).  The board
 starts empty and every balance at 0, so the returns are the counters each seat wins or loses in the deal.
 """
 
@@ -94,20 +94,26 @@ def rules_of_params(params: Mapping[str, Any], pack: str = "full") -> Rules:
     return rules.replace(**changes) if changes else rules
 
 
-def small_deals(turnup: int | None = None) -> list[tuple[tuple[int, ...], ...]]:
+def small_deals(rules: Rules, dealer: int = 0, turnup: int | None = None) -> list[tuple[tuple[int, ...], ...]]:
     """Every deal of the small pack to 3 seats, as ``(hand of seat 0, 1, 2, dead hand with the turn-up last)``
-    (each hand sorted), in a fixed order; only those turning up ``turnup`` when given: 5,040 (630)."""
-    pack = PACKS["small"]
+    (each hand and the rest of the dead hand sorted), in a fixed order; only those turning up ``turnup`` when
+    given.  ``deal=equal``: 16,800 deals (1,680 per turn-up); ``all_round``: 50,400 (5,040)."""
+    pack = PACKS[rules.pack]
+    sizes, dead_size = rules.hand_sizes(SMALL_PACK_PLAYERS)
+    seats = [(dealer + 1 + k) % SMALL_PACK_PLAYERS for k in range(SMALL_PACK_PLAYERS)]  # eldest first (R3)
     out = []
+
+    def fill(k: int, left: tuple[int, ...], hands: dict[int, tuple[int, ...]], dead: tuple[int, ...]) -> None:
+        if k == len(seats):
+            out.append((*(hands[s] for s in range(SMALL_PACK_PLAYERS)), dead))
+            return
+        for hand in itertools.combinations(left, sizes[k]):
+            fill(k + 1, tuple(c for c in left if c not in hand), {**hands, seats[k]: hand}, dead)
+
     for up in pack if turnup is None else (turnup,):
-        rest = [c for c in pack if c != up]
-        for hidden in rest:
-            cards = [c for c in rest if c != hidden]
-            for first in itertools.combinations(cards, 2):
-                left = [c for c in cards if c not in first]
-                for second in itertools.combinations(left, 2):
-                    third = tuple(c for c in left if c not in second)
-                    out.append((first, second, third, (hidden, up)))
+        rest = tuple(c for c in pack if c != up)
+        for hidden in itertools.combinations(rest, dead_size - 1):
+            fill(0, tuple(c for c in rest if c not in hidden), {}, (*hidden, up))
     return out
 
 
@@ -194,7 +200,7 @@ class PopeJoanGame(pyspiel.Game):
 
 
 class SmallPopeJoanGame(PopeJoanGame):
-    """One deal of the small game (``pack="small"``, 3 players): one chance node deals all 8 cards."""
+    """One deal of the small game (``pack="small"``, 3 players): one chance node deals all 10 cards."""
 
     pack = "small"
     game_type = _SMALL_TYPE
@@ -207,7 +213,7 @@ class SmallPopeJoanGame(PopeJoanGame):
             if not (PACK_MASKS["small"] >> turnup) & 1:
                 raise RulesError(f"game parameter turnup {text!r} is not a card of the small pack "
                                  f"({' '.join(names_of(PACK_MASKS['small']))})")
-        self.deals = small_deals(turnup)
+        self.deals = small_deals(self.rules, self.dealer, turnup)
         self.deal_index = {d: i for i, d in enumerate(self.deals)}
 
     def max_chance(self) -> int:
