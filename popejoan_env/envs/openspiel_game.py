@@ -26,7 +26,6 @@ starts empty and every balance at 0, so the returns are the counters each seat w
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -43,6 +42,7 @@ except ImportError:
 from popejoan_env.cards import CARD_NAMES, NUM_CARD_IDS, PACK_MASKS, PACKS, card_name, cards_of, names_of, parse_card
 from popejoan_env.engine import Deal, deal_cards
 from popejoan_env.observation import HAND, LAYOUT, OBS_SIZE, encode
+from popejoan_env.exploitability import small_deals
 from popejoan_env.players.worlds import WorldSampler
 from popejoan_env.render import describe, seat_labels
 from popejoan_env.seat_view import seat_view
@@ -92,29 +92,6 @@ def rules_of_params(params: Mapping[str, Any], pack: str = "full") -> Rules:
     if pack != "full":
         changes["pack"] = pack
     return rules.replace(**changes) if changes else rules
-
-
-def small_deals(rules: Rules, dealer: int = 0, turnup: int | None = None) -> list[tuple[tuple[int, ...], ...]]:
-    """Every deal of the small pack to 3 seats, as ``(hand of seat 0, 1, 2, dead hand with the turn-up last)``
-    (each hand and the rest of the dead hand sorted), in a fixed order; only those turning up ``turnup`` when
-    given.  ``deal=equal``: 16,800 deals (1,680 per turn-up); ``all_round``: 50,400 (5,040)."""
-    pack = PACKS[rules.pack]
-    sizes, dead_size = rules.hand_sizes(SMALL_PACK_PLAYERS)
-    seats = [(dealer + 1 + k) % SMALL_PACK_PLAYERS for k in range(SMALL_PACK_PLAYERS)]  # eldest first (R3)
-    out = []
-
-    def fill(k: int, left: tuple[int, ...], hands: dict[int, tuple[int, ...]], dead: tuple[int, ...]) -> None:
-        if k == len(seats):
-            out.append((*(hands[s] for s in range(SMALL_PACK_PLAYERS)), dead))
-            return
-        for hand in itertools.combinations(left, sizes[k]):
-            fill(k + 1, tuple(c for c in left if c not in hand), {**hands, seats[k]: hand}, dead)
-
-    for up in pack if turnup is None else (turnup,):
-        rest = tuple(c for c in pack if c != up)
-        for hidden in itertools.combinations(rest, dead_size - 1):
-            fill(0, tuple(c for c in rest if c not in hidden), {}, (*hidden, up))
-    return out
 
 
 def _dealing_slots(rules: Rules, players: int, dealer: int) -> list[int]:
@@ -402,15 +379,27 @@ class PopeJoanState(pyspiel.State):
         return " ".join(f"{seat}:{CARD_NAMES[card]}" for seat, card in self.deal.plays) or "(no card played)"
 
 
+_PRIVATE_FIELDS = ("hand", "dead_hand", "sees_dead_hand")
+"""The parts of the v2 observation only the seat itself sees: its cards, and the dead hand when it may."""
+
+
 class PopeJoanObserver:
-    """A seat's observation for OpenSpiel: the v2 tensor (with ``dict`` views named by ``LAYOUT``) and strings."""
+    """A seat's observation for OpenSpiel: the v2 tensor (with ``dict`` views named by ``LAYOUT``) and strings.
+
+    The default (the seat's own and the public information) is the whole v2 observation; OpenSpiel's factored
+    observations are its parts: ``public_info`` alone zeroes the private fields (``_PRIVATE_FIELDS``),
+    ``private_info`` alone keeps only them.
+    """
 
     def __init__(self, iig_obs_type: Any, params: Any) -> None:
         if params:
             raise PopeJoanError(f"the Pope Joan observer takes no parameters, got {params}")
-        if iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER or not iig_obs_type.public_info:
-            raise PopeJoanError("the Pope Joan observer gives one seat's view (its own cards and the public "
-                                "information); other observation types are not provided")
+        private = iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
+        if iig_obs_type.private_info == pyspiel.PrivateInfoType.ALL_PLAYERS:
+            raise PopeJoanError("the Pope Joan observer gives one seat's view; every seat's private cards at once "
+                                "(PrivateInfoType.ALL_PLAYERS) is not an observation of the game")
+        self.public = iig_obs_type.public_info
+        self.private = private
         self.perfect_recall = iig_obs_type.perfect_recall
         self.tensor = np.zeros(OBS_SIZE, np.float32)
         self.dict = {name: self.tensor[start:start + length] for name, start, length, _ in LAYOUT}
@@ -419,22 +408,38 @@ class PopeJoanObserver:
         """Fill ``tensor`` with the seat's observation (while dealing: only the cards it has been dealt)."""
         if state.deal is None:
             self.tensor.fill(0.0)
-            for card in _dealt_to(state, player):
-                self.tensor[HAND + card] = 1.0
+            if self.private:
+                for card in _dealt_to(state, player):
+                    self.tensor[HAND + card] = 1.0
             return
         encode(state.deal, player, out=self.tensor)
+        if not (self.public and self.private):
+            keep = {name: self.dict[name].copy() for name in _PRIVATE_FIELDS}
+            if self.private:
+                self.tensor.fill(0.0)
+            for name in _PRIVATE_FIELDS:
+                self.dict[name][:] = keep[name] if self.private else 0.0
 
     def string_from(self, state: PopeJoanState, player: int) -> str:
-        """``render.describe`` of the seat's view; the information state adds the history card by card."""
+        """``render.describe`` of the seat's view; the information state adds the history card by card; the
+        factored observations are the history (public) and the hand (private)."""
+        dealt = " ".join(CARD_NAMES[c] for c in sorted(_dealt_to(state, player))) or "nothing yet"
         if state.deal is None:
-            return (f"Dealing: {len(state.dealt)} cards dealt; seat {player} holds "
-                    f"{' '.join(CARD_NAMES[c] for c in sorted(_dealt_to(state, player))) or 'nothing yet'}")
+            if not self.private:
+                return f"Dealing: {len(state.dealt)} cards dealt"
+            return f"Dealing: {len(state.dealt)} cards dealt; seat {player} holds {dealt}" if self.public else \
+                f"Dealt: {dealt}"
         view = seat_view(state.deal, player)
+        labels = seat_labels(view.players)
+        history = " ".join(f"{labels[p.seat]}:{CARD_NAMES[p.card]}" for p in view.history) or "(none)"
+        if not self.private:
+            return f"Turn-up {CARD_NAMES[view.turnup]}; history: {history}"
+        if not self.public:
+            hidden = f"; dead hand {' '.join(names_of(view.dead_hand))}" if view.dead_hand is not None else ""
+            return f"Hand: {' '.join(names_of(view.hand)) or '(empty)'}{hidden}"
         text = describe(view)
         if self.perfect_recall:
-            labels = seat_labels(view.players)
-            text += "\nHistory: " + (" ".join(f"{labels[p.seat]}:{CARD_NAMES[p.card]}" for p in view.history)
-                                     or "(none)")
+            text += "\nHistory: " + history
         return text
 
 
