@@ -106,17 +106,19 @@ def test_returns_tensors_and_strings_come_from_the_engine_encoder_and_renderer()
 
 
 def test_resampled_state_looks_the_same_to_the_seat_and_deals_the_rest_afresh() -> None:
-    game = pyspiel.load_game(og.GAME_NAME, {"players": 3})
-    rng = np.random.default_rng(2)
+    game = pyspiel.load_game(og.GAME_NAME, {"players": 5})
+    rng = np.random.default_rng(6)
     state = game.new_initial_state()
-    while state.is_chance_node() or len(state.deal.plays) < 8:
+    while state.is_chance_node() or len(state.deal.plays) < 10:
         if state.is_chance_node():
             state.apply_action(int(rng.choice([c for c, _ in state.chance_outcomes()])))
         else:
             state.apply_action(int(rng.choice(state.legal_actions())))
     seat = state.current_player()
     draws = iter(np.random.default_rng(9).random(100).tolist())
-    worlds = [state.resample_from_infostate(seat, lambda: next(draws)) for _ in range(5)]
+    # Here a lead that was another seat's choice is its only legal card in most worlds (no decision there).
+    worlds = [state.resample_from_infostate(seat, lambda: next(draws)) for _ in range(40)]
+    assert any(len(w.history()) != len(state.history()) for w in worlds)
     for world in worlds:
         assert world.information_state_string(seat) == state.information_state_string(seat)
         assert world.legal_actions() == state.legal_actions()

@@ -13,7 +13,7 @@ algorithm work on them (CFR and its Monte-Carlo variants, information-set MCTS,
 | returns | ``Deal.delta`` at the end of the deal (dressing included), 0 before |
 | tensors | the v2 observation (``observation.encode``, 1285 floats, ``LAYOUT`` names its parts); the information state and the observation are the same tensor, because the v2 observation already holds the whole public history |
 | strings | the observation string is ``render.describe`` of the seat's view; the information-state string adds the history, card by card with the relative seat that played it |
-| resampling | ``resample_from_infostate`` deals the hidden cards with ``players.worlds.WorldSampler`` (consistent with the seat's view) and replays the decisions so far |
+| resampling | ``resample_from_infostate`` deals the hidden cards with ``players.worlds.WorldSampler`` (consistent with the seat's view) and replays the cards played so far |
 
 Game parameters: ``players``, ``dealer`` (seat 0 by default), ``preset`` (``modern`` or ``victorian``: the base) and
 every ``Rules`` option (``lead``, ``deal``, ``pope_turnup``, ``pair_split``, ``ace_high``,
@@ -341,7 +341,7 @@ class PopeJoanState(pyspiel.State):
 
     def resample_from_infostate(self, player_id: int, probability_sampler: Callable[[], float]) -> PopeJoanState:
         """A state the seat cannot tell from this one: the hidden cards dealt by ``WorldSampler`` (consistent with
-        its view), the same decisions replayed."""
+        its view), the same cards played."""
         deal = self.deal
         if deal is None:
             raise PopeJoanError("resample_from_infostate needs a dealt state (the deal is still being dealt)")
@@ -356,8 +356,10 @@ class PopeJoanState(pyspiel.State):
         state = self.game.new_initial_state()
         for outcome in self._chance_sequence(hands, dead):
             state.apply_action(outcome)
-        for card in self.decisions:
-            state.apply_action(card)
+        # Replay the cards played, not this state's decisions: another seat's lead that was a choice here may be
+        # its only legal card in the new world (then the engine plays it, and it is no decision there).
+        while len(state.deal.plays) < len(deal.plays):
+            state.apply_action(deal.plays[len(state.deal.plays)][1])
         return state
 
     def _chance_sequence(self, hands: list[int], dead: list[int]) -> list[int]:
