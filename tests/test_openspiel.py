@@ -14,7 +14,7 @@ pyspiel = pytest.importorskip("pyspiel")
 
 import popejoan_env.envs.openspiel_game as og  # noqa: E402  (registers the games)
 from popejoan_env import Deal  # noqa: E402
-from popejoan_env.cards import PACK, parse_card  # noqa: E402
+from popejoan_env.cards import PACK  # noqa: E402
 from popejoan_env.errors import PopeJoanError, RulesError  # noqa: E402
 from popejoan_env.exploitability import nash_conv, uniform_policy  # noqa: E402
 from popejoan_env.observation import encode  # noqa: E402
