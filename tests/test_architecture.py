@@ -44,11 +44,10 @@ LAYERS: list[Layer] = [
           "numpy: the one encoder (a seat's view as a vector and back); the batch engine (N deals as one typed "
           "state: dealing, play, records, and its compiled kernels, numba: card for card the scalar engine) and "
           "its observations in batch"),
-    Layer(("players", "table", "exploitability"),
+    Layer(("players", "table"),
           "every player answers `act(view)`: scripted, search (`pimc`, `worlds`, and `guided`: `pimc_net`, the "
           "search with a network), learned (the MLP and `suits` actors), human; `table`: the table loop (the "
-          "other seats play until a seat without a player must choose); `exploitability`: exact best responses "
-          "and NashConv of a policy on the small game"),
+          "other seats play until a seat without a player must choose)"),
     Layer(("envs", "opponents", "sb3_policies", "aec", "gym_env", "vec_env", "vector_env", "rllib_env", "wrappers"),
           "adapters, in `envs/`: the PettingZoo AEC env, the Gymnasium single-agent view, the batch engine as "
           "vector environments (SB3 `VecEnv`, Gymnasium `VectorEnv`), Ray RLlib (mixed table sizes, the masking "

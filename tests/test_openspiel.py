@@ -16,7 +16,7 @@ import popejoan_env.envs.openspiel_game as og  # noqa: E402  (registers the game
 from popejoan_env import Deal  # noqa: E402
 from popejoan_env.cards import PACK  # noqa: E402
 from popejoan_env.errors import PopeJoanError, RulesError  # noqa: E402
-from popejoan_env.exploitability import nash_conv, uniform_policy  # noqa: E402
+from popejoan_env.players.exploitability import nash_conv, uniform_policy  # noqa: E402
 from popejoan_env.observation import encode  # noqa: E402
 from popejoan_env.players import UnknownPlayerError, make_player  # noqa: E402
 from popejoan_env.players.openspiel_players import PopejoanPolicy  # noqa: E402
@@ -42,7 +42,8 @@ def test_importing_the_adapter_without_openspiel_names_the_extra() -> None:
             "try:\n    import popejoan_env.envs.openspiel_game\n"
             "except Exception as err:\n    print(type(err).__name__, err)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
-    assert out.strip() == "MissingDependencyError the OpenSpiel adapter needs OpenSpiel: pip install 'popejoan[openspiel]'"
+    assert out.strip() == ("MissingDependencyError the OpenSpiel adapter needs OpenSpiel: "
+                           "pip install 'popejoan[openspiel]'")
 
 
 @pytest.mark.parametrize("preset", ["modern", "victorian"])

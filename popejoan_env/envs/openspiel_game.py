@@ -41,7 +41,7 @@ except ImportError:
 
 from popejoan_env.cards import CARD_NAMES, NUM_CARD_IDS, PACK_MASKS, PACKS, card_name, cards_of, names_of, parse_card
 from popejoan_env.engine import Deal, deal_cards
-from popejoan_env.exploitability import small_deals
+from popejoan_env.players.exploitability import small_deals
 from popejoan_env.observation import HAND, LAYOUT, OBS_SIZE, encode
 from popejoan_env.players.worlds import WorldSampler
 from popejoan_env.render import describe, seat_labels

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from popejoan_env.errors import MissingDependencyError, PopeJoanError
-from popejoan_env.exploitability import Policy
+from popejoan_env.players.exploitability import Policy
 from popejoan_env.observation import encode_view
 from popejoan_env.players.base import ScriptedPlayer, UnknownPlayerError
 from popejoan_env.players.worlds import WorldSampler
