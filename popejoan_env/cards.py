@@ -42,6 +42,13 @@ PACK_MASK: CardMask = sum(1 << c for c in PACK)
 SUIT_MASKS: tuple[CardMask, ...] = tuple(
     sum(1 << card_id(s, r) for r in range(13)) & PACK_MASK for s in range(4)
 )
+SMALL_PACK: tuple[int, ...] = tuple(card_id(suit, r) for suit in (DIAMONDS, SPADES) for r in range(8, 13))
+"""The small pack (rules option ``pack="small"``): 9♦ T♦ J♦ Q♦ K♦ and 9♠ T♠ J♠ Q♠ K♠.  Each suit is a run ending at
+its King, so a card's successor in the small pack is its successor in the full pack (or none)."""
+PACKS: dict[str, tuple[int, ...]] = {"full": PACK, "small": SMALL_PACK}
+"""The cards of each pack, by the rules option ``pack``."""
+PACK_MASKS: dict[str, CardMask] = {name: sum(1 << c for c in cards) for name, cards in PACKS.items()}
+"""The bitmask of each pack in ``PACKS``."""
 CARD_NAMES: tuple[str, ...] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(NUM_CARD_IDS))
 
 _PARSE: dict[str, int] = {}

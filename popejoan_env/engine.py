@@ -20,12 +20,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from popejoan_env.cards import (
-    ACE, CARD_NAMES, EIGHT_DIAMONDS, JACK, KING, NUM_CARD_IDS, PACK, PACK_MASK, POPE, QUEEN,
+    ACE, CARD_NAMES, EIGHT_DIAMONDS, JACK, KING, NUM_CARD_IDS, PACK_MASK, PACK_MASKS, PACKS, POPE, QUEEN,
     SEVEN_DIAMONDS, SUIT_MASKS, CardMask, card_id, mask_of, names_of, parse_card,
 )
 from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import (
-    GameOverError, IllegalActionError, InvalidDealError, UnknownCardActionError, UnknownCardError,
+    GameOverError, RulesError, IllegalActionError, InvalidDealError, UnknownCardActionError, UnknownCardError,
 )
 from popejoan_env.rules import (
     ACE_C, COMPARTMENTS, GAME_C, INTRIGUE_C, JACK_C, KING_C, MATRIMONY_C, MODERN, POPE_C, QUEEN_C, Rules, RulesLike,
@@ -231,13 +231,15 @@ class Deal:
         # Check everything before drawing, so a refused deal leaves the generator untouched.
         board_list = parse_board(board)
         balance_list = parse_balances(balances, players)
-        order = [PACK[i] for i in rng.permutation(len(PACK)).tolist()]
+        _check_table(rules, players)
+        pack = PACKS[rules.pack]
+        order = [pack[i] for i in rng.permutation(len(pack)).tolist()]
         if rules.deal == "all_round":
             hands, dead = deal_cards(rules, players, dealer, order)
-            return cls._start(rules, players, dealer, *_holdings(hands), dead, board_list, balance_list)
+            return cls._start(rules, players, dealer, *_holdings(hands, rules), dead, board_list, balance_list)
         # Equal hands dealt round from eldest (as deal_cards does), in one pass: this runs every deal.
         seats = _dealing_seats(rules, players, dealer)
-        owner = list(EMPTY_OWNER)
+        owner = list(empty_owner(rules))
         masks = [0] * players
         for c, seat in zip(order, seats):
             owner[c] = seat
@@ -258,6 +260,7 @@ class Deal:
         """An explicit deal: one card list per seat (seat 0 first) and the dead hand, turn-up last."""
         rules = resolve_rules(rules)
         players = _table_of(hands, "card lists", "deal")
+        _check_table(rules, players)
         dealer = check_seat(dealer, players)
         parsed: list[list[int]] = []
         for seat, hand in enumerate(hands):
@@ -270,19 +273,21 @@ class Deal:
             raise InvalidDealError("the dead hand must be a non-empty list of cards; its last card is the turn-up")
         dead_ids = [_parse_in_deal(c, "dead hand") for c in dead]
         seen: dict[int, str] = {}
+        whole = _pack_words(rules)
         for where, cards in [(f"seat {s}", h) for s, h in enumerate(parsed)] + [("the dead hand", dead_ids)]:
             for c in cards:
                 if c in seen:
                     raise InvalidDealError(
-                        f"not a partition of the 51 cards: {CARD_NAMES[c]} is dealt twice ({seen[c]} and {where})"
+                        f"not a partition of {whole}: {CARD_NAMES[c]} is dealt twice ({seen[c]} and {where})"
                     )
                 seen[c] = where
-        missing = PACK_MASK & ~mask_of(seen)
+        _check_in_pack(rules, mask_of(seen))
+        missing = PACK_MASKS[rules.pack] & ~mask_of(seen)
         if missing:
-            raise InvalidDealError(f"not a partition of the 51 cards: missing {names_of(missing)}")
+            raise InvalidDealError(f"not a partition of {whole}: missing {names_of(missing)}")
         board_list = parse_board(board)
         balance_list = parse_balances(balances, players)
-        return cls._start(rules, players, dealer, *_holdings(parsed), dead_ids, board_list, balance_list)
+        return cls._start(rules, players, dealer, *_holdings(parsed, rules), dead_ids, board_list, balance_list)
 
     @classmethod
     def from_position(
@@ -321,6 +326,7 @@ class Deal:
         """
         rules = resolve_rules(rules)
         players = _table_of(hands, "card lists or bitmasks", "position")
+        _check_table(rules, players)
         if isinstance(played, (str, bytes)) or not isinstance(played, Sequence) or len(played) != players:
             raise InvalidDealError(f"played must give the cards played by each of the {players} seats")
         dealer = check_seat(dealer, players)
@@ -335,11 +341,13 @@ class Deal:
         for mask in (*masks, *played_by, mask_of(dead_ids)):
             overlap |= seen & mask
             seen |= mask
+        whole = _pack_words(rules)
         if overlap or len(set(dead_ids)) != len(dead_ids):
             twice = names_of(overlap) if overlap else "a card of the dead hand"
-            raise InvalidDealError(f"not a partition of the 51 cards: {twice} twice")
-        if seen != PACK_MASK:
-            raise InvalidDealError(f"not a partition of the 51 cards: missing {names_of(PACK_MASK & ~seen)}")
+            raise InvalidDealError(f"not a partition of {whole}: {twice} twice")
+        _check_in_pack(rules, seen)
+        if seen != PACK_MASKS[rules.pack]:
+            raise InvalidDealError(f"not a partition of {whole}: missing {names_of(PACK_MASKS[rules.pack] & ~seen)}")
         empty = [s for s, m in enumerate(masks) if not m]
         if empty:
             raise InvalidDealError(f"seat {empty[0]} holds no card: the deal would be over (a position is mid-deal)")
@@ -386,7 +394,7 @@ class Deal:
                 raise InvalidDealError(f"seat {seat} must hold {self.hand_sizes[seat]} cards in a rearrangement")
             overlap |= seen & h
             seen |= h
-        if overlap or seen != PACK_MASK or len(dead) != len(self.dead) or dead[-1] != self.turnup:
+        if overlap or seen != PACK_MASKS[self.rules.pack] or len(dead) != len(self.dead) or dead[-1] != self.turnup:
             raise InvalidDealError("a rearrangement must place the unplayed cards exactly once, the same turn-up "
                                    "last in a dead hand of the same size")
         if self.forced >= 0 and not (hands[self.to_act] >> self.forced) & 1:
@@ -461,7 +469,7 @@ class Deal:
         self.hands = hands
         self.initial_hands = tuple(hands)
         self.hand_sizes = sizes
-        self.owner = owner if owner is not None else list(EMPTY_OWNER)
+        self.owner = owner if owner is not None else list(empty_owner(rules))
         self.dead = tuple(dead)
         self.dead_mask = mask_of(dead)
         self.turnup = dead[-1]
@@ -864,10 +872,41 @@ def parse_board(board: Sequence[int] | Mapping[str, int] | None) -> list[int]:
 EMPTY_OWNER: tuple[int, ...] = tuple(NOT_IN_PACK if c == EIGHT_DIAMONDS else DEAD for c in range(NUM_CARD_IDS))
 """The ``owner`` table before any card is placed: every card DEAD, the 8♦ NOT_IN_PACK."""
 
+_EMPTY_OWNERS: dict[str, tuple[int, ...]] = {
+    name: tuple(DEAD if (mask >> c) & 1 else NOT_IN_PACK for c in range(NUM_CARD_IDS))
+    for name, mask in PACK_MASKS.items()
+}
 
-def _holdings(hands: list[list[int]]) -> tuple[list[int], list[CardMask], list[int]]:
+
+def empty_owner(rules: Rules) -> tuple[int, ...]:
+    """The ``owner`` table of the rules' pack before any card is placed: its cards DEAD, the others NOT_IN_PACK."""
+    return _EMPTY_OWNERS[rules.pack]
+
+
+def _pack_words(rules: Rules) -> str:
+    """The pack in an error message: ``the 51 cards`` or ``the 10 cards of the small pack``."""
+    return "the 51 cards" if rules.pack == "full" else f"the {rules.pack_size} cards of the {rules.pack} pack"
+
+
+def _check_in_pack(rules: Rules, cards: CardMask) -> None:
+    """Refuse cards of the full pack that are not in the rules' pack (an InvalidDealError naming them)."""
+    outside = cards & ~PACK_MASKS[rules.pack]
+    if outside:
+        raise InvalidDealError(f"{names_of(outside)} not in the {rules.pack} pack (pack={rules.pack}: "
+                               f"{' '.join(names_of(PACK_MASKS[rules.pack]))})")
+
+
+def _check_table(rules: Rules, players: int) -> None:
+    """Refuse a table size the rules' pack cannot be dealt to (an InvalidDealError saying why)."""
+    try:
+        _hand_sizes(rules, players)
+    except RulesError as err:
+        raise InvalidDealError(str(err)) from None
+
+
+def _holdings(hands: list[list[int]], rules: Rules) -> tuple[list[int], list[CardMask], list[int]]:
     """The owner table, hand bitmasks and hand sizes of hands given as card lists (seat 0 first)."""
-    owner = list(EMPTY_OWNER)
+    owner = list(empty_owner(rules))
     for seat, hand in enumerate(hands):
         for c in hand:
             owner[c] = seat

@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from popejoan_env.cards import NUM_CARD_IDS, PACK_MASK, POPE, CardMask, iter_cards
+from popejoan_env.cards import NUM_CARD_IDS, PACK_MASK, PACKS, POPE, CardMask, iter_cards
 from popejoan_env.engine import SUCCESSOR, Deal, legal_leads
 from popejoan_env.inference import below_lead
 from popejoan_env.errors import PopeJoanError
@@ -286,8 +286,13 @@ def _rules_of_flags(flags: Sequence[bool]) -> Rules:
 
 @functools.lru_cache(maxsize=64)
 def play_rules(rules: Rules) -> Rules:
-    """The rules as a seat's observation carries them: the flag options, the others at their defaults."""
-    return _rules_of_flags([f != 0.0 for f in _rule_flags(rules)])
+    """The rules as a seat's observation carries them: the flag options and the pack, the others at their defaults."""
+    flagged = _rules_of_flags([f != 0.0 for f in _rule_flags(rules)])
+    return flagged if rules.pack == "full" else flagged.replace(pack=rules.pack)
+
+
+_PACK_OF_SIZE: dict[int, str] = {len(cards): name for name, cards in PACKS.items()}
+"""The pack of each pack size: an observation shows its pack by its cards (in hands, played and dead)."""
 
 
 def decode_rules(vector: np.ndarray) -> Rules:
@@ -307,6 +312,10 @@ def decode(vector: np.ndarray, mask: np.ndarray | None = None) -> SeatView:
         raise PopeJoanError(f"an observation (version {OBS_VERSION}) has shape ({OBS_SIZE},), got {v.shape}")
     rules = decode_rules(v)
     n = int(np.count_nonzero(v[SEATS:SEATS + _S]))
+    cards = round(float(v[HAND_SIZES:HAND_SIZES + n].sum() + v[DEAD_SIZE]) / SIZE_SCALE) + int(
+        np.count_nonzero(v[PLAY_ORDER:PLAY_ORDER + _C]))
+    if _PACK_OF_SIZE.get(cards, "full") != "full":
+        rules = rules.replace(pack=_PACK_OF_SIZE[cards])  # the layout has no pack flag: the card count tells it
     hand = _mask_of_plane(v[HAND:HAND + _C])
     by_seat = v[PLAYED_BY:PLAYED_BY + n * _C].reshape(n, _C)
     order = np.rint(v[PLAY_ORDER:PLAY_ORDER + _C] / ORDER_SCALE).astype(np.int64)

@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from popejoan_env.cards import PACKS
 from popejoan_env.checks import as_int, brief, parse_json_value
 from popejoan_env.errors import RulesError
 
@@ -21,6 +22,8 @@ COMPARTMENTS: tuple[str, ...] = (
 POPE_C, MATRIMONY_C, INTRIGUE_C, ACE_C, KING_C, QUEEN_C, JACK_C, GAME_C = range(8)
 DEFAULT_DRESSING: tuple[int, ...] = (6, 2, 2, 1, 1, 1, 1, 1)
 MIN_PLAYERS, MAX_PLAYERS = 3, 8
+SMALL_PACK_PLAYERS = 3
+"""The one table size of ``pack="small"``: its 10 cards make three for each of 3 players and the turn-up."""
 MAX_OPTION_COUNTERS = 100_000
 """Largest ``start_counters`` or dressing count accepted (far beyond any table; keeps observations finite)."""
 
@@ -29,6 +32,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "deal": ("equal", "all_round", "fixed_stock"),
     "pope_turnup": ("pays_pope", "ends_deal"),
     "pair_split": ("none", "halves"),
+    "pack": ("full", "small"),
 }
 _BOOLS = ("ace_high", "dealer_sees_dead_hand", "pope_excused", "allow_credit")
 
@@ -57,6 +61,8 @@ class Rules:
     """Each player's balance at the start of a session."""
     allow_credit: bool = True
     """If false a session ends when the next dealer cannot pay the dressing."""
+    pack: str = "full"
+    """``full``: the 51 cards; ``small``: the 10 cards of ``cards.SMALL_PACK``, for 3 players (docs/small_game.md)."""
     name: str = dataclasses.field(default="", compare=False)
     """The preset these options equal (``modern``, ``victorian``), else ``custom``; always derived from the options."""
 
@@ -101,6 +107,9 @@ class Rules:
                              f"{len(str(start)):,} digits" if start > 10**30 else
                              f"start_counters must be at most {MAX_OPTION_COUNTERS:,}, got {start:,}")
         object.__setattr__(self, "start_counters", start)
+        if self.pack == "small" and self.deal == "fixed_stock":
+            raise RulesError("rules option deal=fixed_stock needs a stock of six stops and the turn-up aside, which "
+                             "the 10 cards of pack=small cannot give; use deal=equal or all_round with it")
         # The name is a fact about the options, never a label a caller can set
         # (a wrong label would break to_dict/from_dict); only the module's own
         # preset definitions, made before PRESETS exists, pass one in.
@@ -140,13 +149,21 @@ class Rules:
         return dataclasses.replace(self, name="", **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every option as JSON-friendly values, with ``preset`` naming the preset (or ``custom``)."""
+        """Every option as JSON-friendly values, with ``preset`` naming the preset (or ``custom``); ``pack`` only
+        when it is not ``full``."""
         out: dict[str, Any] = {"preset": self.name}
         for f in dataclasses.fields(self):
-            if f.name != "name":
+            if f.name != "name" and not (f.name == "pack" and self.pack == "full"):
+                # pack is written only when it is not the full pack, so every record and model file written
+                # before the option existed reads and compares the same (the golden records)
                 value = getattr(self, f.name)
                 out[f.name] = dict(zip(COMPARTMENTS, value)) if f.name == "dressing" else value
         return out
+
+    @property
+    def pack_size(self) -> int:
+        """Cards in the pack: 51, or 10 for ``pack="small"``."""
+        return len(PACKS[self.pack])
 
     def can_deal(self, balance: Any) -> Any:
         """Whether a dealer holding ``balance`` counters may deal (elementwise on a numpy array): always with
@@ -163,13 +180,21 @@ class Rules:
     def hand_sizes(self, players: int) -> tuple[list[int], int]:
         """Cards dealt to each seat position from eldest on, and the dead hand's size (R3)."""
         check_players(players)
+        cards = self.pack_size
+        if self.pack == "small" and players != SMALL_PACK_PLAYERS:
+            raise RulesError(f"pack=small is dealt to {SMALL_PACK_PLAYERS} players (3 cards each, the turn-up "
+                             f"alone in the dead hand), got {players} players")
+        if self.deal == "equal" and self.pack == "small":
+            # Not floor(10/4) = 2 each: with two cards only eldest ever has a choice (docs/small_game.md).
+            q = (cards - 1) // players
+            return [q] * players, cards - players * q
         if self.deal == "equal":
-            q = 51 // (players + 1)
-            return [q] * players, 51 - players * q
+            q = cards // (players + 1)
+            return [q] * players, cards - players * q
         if self.deal == "fixed_stock":
-            q = (51 - 1 - 6) // players
-            return [q] * players, 51 - players * q
-        base, extra = divmod(51, players + 1)
+            q = (cards - 1 - 6) // players
+            return [q] * players, cards - players * q
+        base, extra = divmod(cards, players + 1)
         sizes = [base + (1 if i < extra else 0) for i in range(players + 1)]
         return sizes[:players], sizes[players]
 

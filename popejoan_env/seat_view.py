@@ -17,7 +17,7 @@ import dataclasses
 import functools
 from typing import NamedTuple
 
-from popejoan_env.cards import PACK_MASK, POPE, CardMask
+from popejoan_env.cards import PACK_MASKS, POPE, CardMask
 from popejoan_env.engine import PLAYED, SUCCESSOR, Deal
 from popejoan_env.rules import Rules
 from popejoan_env.seats import clockwise_from, relative
@@ -132,7 +132,7 @@ class SeatView:
     def unseen(self) -> CardMask:
         """Cards the observer cannot place: in other hands or the unseen part of the dead hand."""
         known = self.hand | self.played | (self.dead_hand if self.dead_hand is not None else self.known_dead)
-        return PACK_MASK & ~known
+        return PACK_MASKS[self.rules.pack] & ~known
 
 
 def history_of(deal: Deal, observer: int) -> tuple[Play, ...]:

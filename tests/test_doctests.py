@@ -10,7 +10,9 @@ import pytest
 from test_architecture import ALIASES, modules
 
 MODULES = [m for m, _ in modules() if m != "__main__" and m not in ALIASES]
-NEEDS = {"envs.rllib_env": ("ray", "pip install -e '.[ray]'"), "envs.rllib_policy": ("ray", "pip install -e '.[ray]'")}
+NEEDS = {"envs.rllib_env": ("ray", "pip install -e '.[ray]'"), "envs.rllib_policy": ("ray", "pip install -e '.[ray]'"),
+         "envs.openspiel_game": ("pyspiel", "pip install -e '.[openspiel]'"),
+         "players.openspiel_players": ("pyspiel", "pip install -e '.[openspiel]'")}
 """Modules that import an optional package at the top: (package, how to install it)."""
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from popejoan_env.cards import ACE, EIGHT_DIAMONDS, JACK, KING, NUM_CARD_IDS, PACK, POPE, QUEEN, card_id
 from popejoan_env.engine import EMPTY_OWNER
 from popejoan_env.checks import as_int, brief
-from popejoan_env.errors import InvalidDealError, MissingDependencyError
+from popejoan_env.errors import InvalidDealError, MissingDependencyError, RulesError
 from popejoan_env.rules import ACE_C, JACK_C, KING_C, POPE_C, QUEEN_C, Rules
 
 __all__ = ["MAX_BATCH_DEALS", "MAX_EVENTS", "BatchState", "Tables", "allocate", "check_batch_size", "compiled",
@@ -123,6 +123,9 @@ _TABLES: dict[tuple[Rules, int], Tables] = {}
 def tables_of(rules: Rules, players: int) -> Tables:
     """The tables of ``rules`` at ``players`` seats (built once per pair, read-only)."""
     key = (rules, players)
+    if rules.pack != "full":
+        raise RulesError(f"the batch engine plays the full pack only, not pack={rules.pack}: play it with the "
+                         f"scalar engine (Deal, the PettingZoo env, the tournament's scalar path)")
     if key not in _TABLES:
         _TABLES[key] = _build(rules, players)
     return _TABLES[key]

@@ -53,11 +53,13 @@ SCRIPTED: dict[str, type[ScriptedPlayer]] = {
 
 GUIDED = "pimc_net"
 """The spec of the search guided by a network (``guided.GuidedPimcPlayer``, imported when asked for)."""
+OPENSPIEL: dict[str, str] = {"openspiel_ismcts": "IsmctsPlayer", "openspiel_nfsp": "NfspPlayer"}
+"""OpenSpiel's algorithms as players (``openspiel_players``, imported when asked for: it needs OpenSpiel)."""
 
 
 def is_model_path(spec: str) -> bool:
     """True when a spec names a saved model file rather than a scripted player (a scripted name never does)."""
-    if _name_of(spec) in (SHIPPED, GUIDED):
+    if _name_of(spec) in (SHIPPED, GUIDED, *OPENSPIEL):
         return False
     if spec.endswith(".zip") or any(sep and sep in spec for sep in (os.path.sep, os.path.altsep)):
         return True
@@ -119,6 +121,10 @@ def make_player(spec: str, seed: int | None = None) -> Player:
         from popejoan_env.players.guided import GuidedPimcPlayer
 
         cls = GuidedPimcPlayer
+    if name in OPENSPIEL:
+        from popejoan_env.players import openspiel_players
+
+        cls = getattr(openspiel_players, OPENSPIEL[name])
     if cls is None:
         raise UnknownPlayerError(
             f"unknown player {name!r}; scripted players are {list(SCRIPTED)}, the networks {SHIPPED!r} and "

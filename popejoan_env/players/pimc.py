@@ -166,7 +166,7 @@ class PimcPlayer(ScriptedPlayer):
         if self.draws == "python":
             return self._evaluate_drawn_one_by_one(sampler, candidates)
         hands, dead, logs = sampler.draw_many(self.rng, self.samples)
-        if self.engine == "batch":
+        if self.engine == "batch" and view.rules.pack == "full":  # the batch rollouts play the full pack only
             # Imported here: the compiled rollouts load numba, which a scalar pimc need not pay for at import.
             from popejoan_env.players.batch_rollout import drawn_gains
 
@@ -180,7 +180,7 @@ class PimcPlayer(ScriptedPlayer):
         compiled one, kept for comparison and for the decisions pinned before it)."""
         rng = self.rng
         logs = []
-        if self.engine == "batch":
+        if self.engine == "batch" and sampler.view.rules.pack == "full":  # the batch rollouts play the full pack only
             from popejoan_env.players.batch_rollout import greedy_gains_at
 
             # The first world as a Deal (the position every world shares), the others only as card placements:

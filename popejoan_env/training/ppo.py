@@ -63,7 +63,7 @@ from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
 from popejoan_env.players import make_player, suits
 from popejoan_env.players.learned import model_metadata, policy_from_state, rules_field, save_model
-from popejoan_env.rules import Rules, check_players
+from popejoan_env.rules import Rules, check_players, parse_rules_options
 from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
 
 from popejoan_env.training.expert_games import expert_games, imitate, tables_of
@@ -92,6 +92,8 @@ class Args:
     preset: str = arg("modern",
                       "rules preset to train on: modern or victorian, or both (modern,victorian) for an imitation-only "
                       "run (--total-timesteps 0) whose network plays both; evaluations use the first")
+    rules_option: list[str] = arg([], "override one rules option of every --preset, e.g. pack=small (a JSON value, "
+                                      "else text; repeatable)", action="append", metavar="KEY=VALUE")
     players: str = arg("4",
                        "table size, or a comma list such as 3,4,5 to mix table sizes in one run (observations are "
                        "padded to 8 seats); a size listed twice gets twice the deals")
@@ -222,7 +224,7 @@ def _ints(text: str) -> list[int]:
 def check_args(args: Args) -> Setup:
     """Check every flag that can be wrong (a PopeJoanError says which), before anything is written."""
     check_run_name(args.run_name)
-    presets = [Rules.preset(preset) for preset in split_list(args.preset)]
+    presets = [parse_rules_options(preset, args.rules_option) for preset in split_list(args.preset)]
     if not presets or len({rules.name for rules in presets}) < len(presets):
         raise PopeJoanError(f"--preset takes one preset or a comma list of different ones, got {args.preset!r}")
     if len(presets) > 1 and (args.total_timesteps or not args.imitate_deals):
@@ -239,6 +241,8 @@ def check_args(args: Args) -> Setup:
         raise PopeJoanError(f"--balance-range must be LOW,HIGH with LOW <= HIGH, got {args.balance_range!r}")
     for n in table_sizes:
         check_players(n)
+        for rules in presets:
+            rules.hand_sizes(n)  # a table the pack cannot be dealt to (pack=small: 3 players) is refused here
     mix = parse_mix(args.opponents)
     for name, _ in mix:
         if name != SELF:
