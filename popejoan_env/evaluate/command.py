@@ -1,0 +1,139 @@
+"""``popejoan evaluate AGENT``: the flags, the run, and ``evaluate_agent`` (the same from Python).
+
+The flags are read here and everything heavy (the tournament, the players, torch) is imported only when
+the command runs, so ``popejoan --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from popejoan_env.cli import Integer
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.evaluate import dealset, panel
+from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
+
+BACKENDS = ("local", "ray")
+"""Where the deals are played: this machine (``--workers`` processes) or Ray (``--address``)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``popejoan evaluate``."""
+    parser.add_argument("agent", metavar="AGENT",
+                        help="the player to evaluate: a saved model (.zip), a scripted name, shipped, pimc_net, or "
+                             "module:factory for your own (factory(seed=...) returns a player with act(view))")
+    parser.add_argument("--preset", default="modern", help=f"rules preset: {', '.join(PRESETS)} (default modern)")
+    parser.add_argument("--seats", type=Integer(MIN_PLAYERS, MAX_PLAYERS), default=4,
+                        help=f"seats at the table, {MIN_PLAYERS}..{MAX_PLAYERS} (default 4)")
+    parser.add_argument("--deals", type=Integer(dealset.BLOCK, dealset.DEALS), default=None,
+                        help=f"deals of {dealset.VERSION} to play, a multiple of {dealset.BLOCK} (default "
+                             f"{dealset.DEALS:,}, the size for a paper)")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"the set's first {dealset.QUICK_DEALS} deals (minutes; not for a paper)")
+    parser.add_argument("--opponents", default=None, metavar="LIST",
+                        help=f"a comma list of {panel.VERSION}'s players to play (default all: {','.join(panel.PANEL)})")
+    parser.add_argument("--out", default=None, metavar="PREFIX",
+                        help="write PREFIX.json, PREFIX.md, PREFIX.txt (and PREFIX.state.json while it runs, to "
+                             "resume from); default evaluations/<agent>_<preset>_<seats>p_<deals>")
+    parser.add_argument("--backend", choices=BACKENDS, default="local",
+                        help="local (default): this machine, --workers processes; ray: each block of deals as Ray "
+                             "tasks (a local Ray, or the cluster at --address)")
+    parser.add_argument("--address", default=None, metavar="ADDRESS",
+                        help="with --backend ray: auto, HOST:PORT of the head node, or ray://HOST:10001")
+    parser.add_argument("--workers", type=Integer(1, 256), default=1,
+                        help="with --backend local: forked processes playing the deals (default 1)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+
+
+def agent_name(agent: str) -> str:
+    """A file-name-safe name for an agent spec: a model file's stem, else the spec with odd characters as ``-``."""
+    name = os.path.splitext(os.path.basename(agent.rstrip("/\\")))[0] if os.sep in agent or agent.endswith(".zip") \
+        else agent
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "agent"
+
+
+def default_prefix(agent: str, preset: str, seats: int, deals: int) -> str:
+    """Where a report goes without ``--out``: ``evaluations/<agent>_<preset>_<seats>p_<deals>``."""
+    return os.path.join("evaluations", f"{agent_name(agent)}_{preset}_{seats}p_{deals}")
+
+
+def canonical_command(agent: str, preset: str, seats: int, deals: int, opponents: list[str]) -> str:
+    """The command that plays the same games (the report prints it)."""
+    words = ["popejoan", "evaluate", agent, "--preset", preset, "--seats", str(seats), "--deals", str(deals)]
+    if list(opponents) != list(panel.PANEL):
+        words += ["--opponents", ",".join(opponents)]
+    return shlex.join(words)
+
+
+def evaluate_agent(agent: str, preset: str = "modern", seats: int = 4, deals: int = dealset.DEALS,
+                   opponents: str | list[str] | None = None, out: str | None = None, workers: int = 1,
+                   backend: str = "local", address: str | None = None,
+                   on_block: Callable[[str, int], None] | None = None) -> dict[str, Any]:
+    """Evaluate ``agent`` against the panel on the frozen deals; the report (and its files when ``out``)."""
+    from popejoan_env.evaluate import report, runner, variance
+    from popejoan_env.files import check_writable
+    from popejoan_env.players import make_player
+    from popejoan_env.rules import check_players
+    from popejoan_env.tournament import check_settings
+
+    check_players(seats)
+    chosen = panel.choose(opponents)
+    found = runner.settings(agent, preset, seats, deals, chosen)
+    check_settings(dealset.BLOCK, 0, seats, 1, workers, backend, address)
+    make_player(agent)  # an agent that cannot be built is refused before any work
+    where = report.paths(out) if out is not None else None
+    if where is not None:
+        check_writable(list(where.values()))
+    state = runner.State(where["state"] if where else None, found, variance.references(preset, seats))
+    runner.play(found, state, workers=workers, backend=backend, address=address, on_block=on_block)
+    command = canonical_command(agent, preset, seats, deals, chosen)
+    result = report.build(found, state, command, variance.section(state))
+    if out is not None and where is not None:
+        report.save(result, out)
+        if os.path.exists(where["state"]):
+            os.remove(where["state"])
+    return result
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``popejoan evaluate``: play, write the report, print it."""
+    from popejoan_env.evaluate import report, variance
+
+    if args.quick and args.deals is not None:
+        raise PopeJoanError("--quick plays the first 200 deals; give it or --deals, not both")
+    deals = dealset.QUICK_DEALS if args.quick else (args.deals or dealset.DEALS)
+    if deals % dealset.BLOCK:
+        raise PopeJoanError(f"--deals must be a multiple of {dealset.BLOCK} (whole blocks of {dealset.VERSION}), "
+                            f"got {deals}")
+    if args.backend != "ray" and args.address is not None:
+        raise PopeJoanError("--address applies only to --backend ray")
+    out = args.out or default_prefix(args.agent, args.preset, args.seats, deals)
+    chosen = panel.choose(args.opponents)
+    bar = None
+    if not args.quiet and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        matches = len(chosen) + len(variance.references(args.preset, args.seats))
+        bar = tqdm(total=deals * matches, unit="deal", desc="evaluate", file=sys.stderr, mininterval=0.5)
+
+    def tick(name: str, block: int) -> None:
+        if bar is not None:
+            bar.set_postfix_str(name)
+            bar.update(dealset.BLOCK)
+
+    try:
+        result = evaluate_agent(args.agent, args.preset, args.seats, deals, chosen, out, args.workers,
+                                args.backend, args.address, tick)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not args.quiet:
+        print(report.text(result), end="")
+        print(f"\nwrote {out}.json, {out}.md and {out}.txt")
+    return 0
