@@ -30,15 +30,10 @@ FORMAT = "popejoan-evaluation/1"
 
 
 def versions() -> dict[str, str | None]:
-    """The versions that can change a result: the package, Python, numpy, torch (None when not installed)."""
+    """The versions that can change a result: the package, Python, numpy, and torch when it was used (else None)."""
     from popejoan_env import __version__
 
-    torch = sys.modules.get("torch")
-    if torch is None:
-        try:
-            import torch
-        except ImportError:
-            torch = None
+    torch = sys.modules.get("torch")  # imported by the players that need it; a scripted evaluation has none
     return {"popejoan": __version__, "python": platform.python_version(), "numpy": np.__version__,
             "torch": getattr(torch, "__version__", None)}
 
@@ -152,7 +147,7 @@ def text(report: dict[str, Any]) -> str:
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
     lines += ["", f"panel margin (mean over these opponents, counters per deal): {_pm(report['panel_margin'])}"]
-    lines += [f"  {line}" for line in _sections_text(report)]
+    lines += _sections_text(report)
     return "\n".join(lines) + "\n"
 
 
@@ -166,6 +161,14 @@ def _sections_text(report: dict[str, Any]) -> list[str]:
             out.append(f"  {r['opponent']}: {_pm(r['margin'])} (plain ± {r['plain_ci95']:.2f}, "
                        f"{r['narrowing']:.2f}x narrower)" if r["margin"]["mean"] is not None else
                        f"  {r['opponent']}: n/a")
+        out.append(f"  panel margin: {_pm(vr['panel_margin'])} (plain ± {vr['panel_plain_ci95']:.2f})")
+    rated = report.get("ratings")
+    if rated:
+        out += ["", f"ratings ({rated['method']}):"]
+        for seats, table in rated["tables"].items():
+            out.append(f"  {seats} seats, {table['deals']} deals (residual {table['residual']:.2f} counters/deal):")
+            for row in table["rows"]:
+                out.append(f"    {row['player']:<24} {row['rating']:+6.2f}  [{row['low']:+.2f}, {row['high']:+.2f}]")
     return out
 
 

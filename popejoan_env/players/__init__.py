@@ -141,10 +141,10 @@ def make_player(spec: str, seed: int | None = None) -> Player:
         except ImportError as err:
             raise UnknownPlayerError(f"cannot load the model {spec!r}: the learned-player module is missing ({err})") from None
         return load_player(spec, seed)
-    name, params = parse_spec(spec)
     own = FACTORY_SPEC.fullmatch(spec.strip())
-    if own and name not in SCRIPTED and name not in (SHIPPED, GUIDED):
+    if own and own["module"] not in SCRIPTED and own["module"] not in (SHIPPED, GUIDED):
         return _from_factory(spec.strip(), own["module"], own["factory"], seed)
+    name, params = parse_spec(spec)
     if name == SHIPPED:
         return _shipped(spec, params, seed)
     cls: type[ScriptedPlayer] | None = SCRIPTED.get(name)
