@@ -11,6 +11,10 @@ Commands:
   players or a saved model (``players/human.py``).
 * ``serve`` – the web app (``popejoan_env/web``): play in the browser against
   the agents, and replay game records.
+* ``evaluate`` – an agent against the reference panel on the frozen deal set:
+  the report to quote (``popejoan_env/evaluate``, ``docs/evaluation.md``).
+* ``exploit`` – a best response trained against a frozen agent for a few
+  minutes, and what it wins.
 
 Exit codes: 0 success, 1 a record does not verify, 2 bad usage or input
 (unknown preset or option, missing file), 130 interrupted.

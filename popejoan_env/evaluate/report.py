@@ -158,9 +158,8 @@ def _sections_text(report: dict[str, Any]) -> list[str]:
         out.append("")
         out.append(f"with the control variate ({vr['method']}):")
         for r in vr["opponents"]:
-            out.append(f"  {r['opponent']}: {_pm(r['margin'])} (plain ± {r['plain_ci95']:.2f}, "
-                       f"{r['narrowing']:.2f}x narrower)" if r["margin"]["mean"] is not None else
-                       f"  {r['opponent']}: n/a")
+            narrower = f"{r['narrowing']:.2f}x narrower" if r["narrowing"] is not None else "no spread"
+            out.append(f"  {r['opponent']}: {_pm(r['margin'])} (plain ± {r['plain_ci95']:.2f}, {narrower})")
         out.append(f"  panel margin: {_pm(vr['panel_margin'])} (plain ± {vr['panel_plain_ci95']:.2f})")
     rated = report.get("ratings")
     if rated:

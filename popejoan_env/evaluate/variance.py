@@ -102,7 +102,7 @@ def section(state: Any) -> dict[str, Any]:
         keep = np.array([{a, b} != {settings.agent, name} for a, b in REFERENCE_PAIRS])
         cv = controlled(m, cov[:, keep], means[keep], mean_se[keep])
         rows.append({"opponent": name, "margin": {"mean": cv["mean"], "ci95": cv["ci95"]}, "plain_ci95": plain,
-                     "narrowing": plain / cv["ci95"], "beta": cv["beta"],
+                     "narrowing": plain / cv["ci95"] if cv["ci95"] > 0 else math.nan, "beta": cv["beta"],
                      "covariates": [pair_key(a, b) for (a, b), k in zip(REFERENCE_PAIRS, keep) if k]})
     apart = np.array([settings.agent not in (a, b) for a, b in REFERENCE_PAIRS])  # none of the agent's matches
     panel = controlled(np.mean(margins, axis=0), cov[:, apart], means[apart], mean_se[apart])
