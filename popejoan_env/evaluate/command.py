@@ -38,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true",
                         help=f"the set's first {dealset.QUICK_DEALS} deals (minutes; not for a paper)")
     parser.add_argument("--opponents", default=None, metavar="LIST",
-                        help=f"a comma list of {panel.VERSION}'s players to play (default all: {','.join(panel.PANEL)})")
+                        help=f"a comma list of {panel.VERSION}'s players to play (default all: "
+                             f"{','.join(panel.PANEL)})")
     parser.add_argument("--out", default=None, metavar="PREFIX",
                         help="write PREFIX.json, PREFIX.md, PREFIX.txt (and PREFIX.state.json while it runs, to "
                              "resume from); default evaluations/<agent>_<preset>_<seats>p_<deals>")
@@ -194,7 +195,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet and sys.stderr.isatty():
         from tqdm import tqdm
 
-        bar = tqdm(total=deals * matches(args.preset, args.seats, chosen, sizes), unit="deal", desc="evaluate", file=sys.stderr, mininterval=0.5)
+        bar = tqdm(total=deals * matches(args.preset, args.seats, chosen, sizes), unit="deal", desc="evaluate",
+                   file=sys.stderr, mininterval=0.5)
 
     def tick(name: str, block: int) -> None:
         if bar is not None:

@@ -89,7 +89,8 @@ def write_chart(tables: dict[int, dict[str, Any]], title: str, path: str) -> Non
         by = {row["player"]: row for row in table["rows"]}
         y = np.arange(len(order)) + (k - (len(tables) - 1) / 2) * width
         ratings = np.array([by[p]["rating"] for p in order])
-        err = np.array([[by[p]["rating"] - by[p]["low"] for p in order], [by[p]["high"] - by[p]["rating"] for p in order]])
+        err = np.array([[by[p]["rating"] - by[p]["low"] for p in order],
+                        [by[p]["high"] - by[p]["rating"] for p in order]])
         ax.errorbar(ratings, y, xerr=err, fmt="o", capsize=3, label=f"{seats} seats ({table['deals']} deals)")
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(np.arange(len(order)), order)

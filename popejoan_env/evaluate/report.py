@@ -187,7 +187,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def paths(prefix: str) -> dict[str, str]:
-    """The files of a report: ``PREFIX.json``, ``PREFIX.md``, ``PREFIX.txt`` and the state file ``PREFIX.state.json``."""
+    """The files of a report: ``PREFIX.json``, ``.md``, ``.txt`` and the state file ``PREFIX.state.json``."""
     return {"json": prefix + ".json", "md": prefix + ".md", "txt": prefix + ".txt", "state": prefix + ".state.json"}
 
 

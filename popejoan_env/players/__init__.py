@@ -41,7 +41,8 @@ from popejoan_env.players.simple import LowestPlayer, RandomPlayer
 from popejoan_env.players.stops_first import StopsFirstPlayer
 
 __all__ = [
-    "FACTORY_SPEC", "GUIDED", "LowestPlayer", "PimcPlayer", "Player", "PoolHunterPlayer", "RandomPlayer", "SCRIPTED", "SHIPPED",
+    "FACTORY_SPEC", "GUIDED", "LowestPlayer", "PimcPlayer", "Player", "PoolHunterPlayer", "RandomPlayer", "SCRIPTED",
+    "SHIPPED",
     "SHIPPED_MODEL", "ScriptedPlayer", "StopsFirstPlayer", "UnknownPlayerError", "is_model_path", "make_player",
     "parse_spec",
     "shipped_model",
