@@ -17,7 +17,7 @@ from popejoan_env.__main__ import main
 from popejoan_env.cards import mask_of
 from popejoan_env.engine import Deal, deal_cards
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.evaluate import dealset, panel, report, runner, variance
+from popejoan_env.evaluate import dealset, panel, ratings, report, runner, variance
 from popejoan_env.evaluate.command import canonical_command, evaluate_agent
 from popejoan_env.players import PimcPlayer, UnknownPlayerError, make_player
 from popejoan_env.rules import Rules
@@ -213,3 +213,37 @@ def test_exploit_trains_a_learner_within_its_budget_and_reports_its_gain(tmp_pat
     gain, alone, own = (rep["results"][k]["mean"] for k in ("gain", "learner_alone", "agent_in_own_field"))
     assert gain == pytest.approx(alone - own)
     assert "gain of one seat swapping stops_first for the learner" in capsys.readouterr().out
+
+
+def test_ratings_recover_an_additive_table_and_measure_how_far_a_table_is_from_it() -> None:
+    players = ["a", "b", "c"]
+    strength = {"a": 1.0, "b": 0.0, "c": -1.0}
+    rng = np.random.default_rng(2)
+    noise = rng.normal(0, 0.01, 400)
+    per_deal = {(x, y): strength[x] - strength[y] + noise for x, y in ratings.pairs_of(players)}
+    fitted = ratings.rate(players, per_deal, boot=200)
+    assert [row["player"] for row in fitted["rows"]] == ["a", "b", "c"]
+    for row in fitted["rows"]:
+        assert row["rating"] == pytest.approx(strength[row["player"]], abs=0.01)  # the strengths sum to zero
+        assert row["low"] <= row["rating"] <= row["high"]
+    assert fitted["residual"] < 0.01
+    cycle = {("a", "b"): np.ones(400), ("b", "c"): np.ones(400), ("c", "a"): np.ones(400)}  # rock-paper-scissors
+    fitted = ratings.rate(players, cycle, boot=50)
+    assert all(row["rating"] == pytest.approx(0) for row in fitted["rows"]) and fitted["residual"] == pytest.approx(1)
+    with pytest.raises(PopeJoanError, match="missing"):
+        ratings.rate(players, {("a", "b"): np.ones(5), ("b", "c"): np.ones(5)})
+    with pytest.raises(PopeJoanError, match="same deals"):
+        ratings.rate(players, {("a", "b"): np.ones(5), ("b", "c"): np.ones(5), ("a", "c"): np.ones(6)})
+    assert ratings.pairs_of(["random", "lowest", "x"], [("lowest", "random")]) == [
+        ("lowest", "random"), ("random", "x"), ("lowest", "x")]
+
+
+def test_ratings_of_an_evaluation_rate_the_agent_with_every_opponent_and_draw_a_chart(
+        tmp_path: os.PathLike[str]) -> None:
+    out = os.path.join(tmp_path, "rated")
+    rep = evaluate_agent("stops_first", deals=50, opponents="random,lowest", out=out, ratings=[3])
+    table = rep["ratings"]["tables"]["3"]
+    assert sorted(row["player"] for row in table["rows"]) == ["lowest", "random", "stops_first"]
+    assert sum(row["rating"] for row in table["rows"]) == pytest.approx(0, abs=1e-9)
+    assert os.path.getsize(out + ".ratings.png") > 1000 and not os.path.exists(out + ".ratings-3p.state.json")
+    assert "--ratings 3" in rep["command"]
