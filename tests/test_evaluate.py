@@ -151,9 +151,10 @@ def test_an_interrupted_evaluation_resumes_to_the_figures_of_an_uninterrupted_on
     saved = json.load(open(out + ".state.json"))
     assert saved["format"] == runner.STATE_FORMAT and list(saved["blocks"]["random"]) == ["0", "1"]
     again: list[tuple[str, int]] = []
+    already: list[int] = []
     resumed = evaluate_agent("lowest", deals=100, opponents="random,stops_first", out=out,
-                             on_block=lambda n, b: again.append((n, b)))
-    assert ("random", 0) not in again and ("stops_first", 0) in again
+                             on_block=lambda n, b: again.append((n, b)), on_start=already.append)
+    assert ("random", 0) not in again and ("stops_first", 0) in again and already == [100]
     assert resumed["per_deal_margin"] == whole["per_deal_margin"]
 
 

@@ -119,11 +119,13 @@ def evaluate_agent(agent: str, preset: str = "modern", seats: int = 4, deals: in
                    opponents: str | list[str] | None = None, out: str | None = None, workers: int = 1,
                    backend: str = "local", address: str | None = None,
                    on_block: Callable[[str, int], None] | None = None,
-                   ratings: list[int] | None = None) -> dict[str, Any]:
+                   ratings: list[int] | None = None,
+                   on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Evaluate ``agent`` against the panel on the frozen deals; the report (and its files when ``out``).
 
     ``ratings``: table sizes at which every pair of the opponents is played too, to rate them and the agent
-    together (``ratings.rate``).
+    together (``ratings.rate``).  ``on_start(deals)`` is told the deals a resumed run already has, and
+    ``on_block(match, block)`` each block as it is played.
     """
     from popejoan_env.evaluate import ratings as rating
     from popejoan_env.evaluate import report, runner, variance
@@ -150,7 +152,11 @@ def evaluate_agent(agent: str, preset: str = "modern", seats: int = 4, deals: in
     for n in tables:
         setting = found if n == seats else dataclasses.replace(found, seats=n)
         states[n] = runner.State(state_paths[n], setting, tuple(references(preset, n, seats, chosen, sizes)))
-        runner.play(setting, states[n], workers=workers, backend=backend, address=address, on_block=on_block)
+    if on_start is not None:  # what an earlier, interrupted run already played
+        on_start(sum(len(blocks) for st in states.values() for blocks in st.blocks.values()) * dealset.BLOCK)
+    for n in tables:
+        runner.play(states[n].settings, states[n], workers=workers, backend=backend, address=address,
+                    on_block=on_block)
     state = states[seats]
     command = canonical_command(agent, preset, seats, deals, chosen, sizes)
     extra = variance.section(state)
@@ -203,9 +209,13 @@ def run(args: argparse.Namespace) -> int:
             bar.set_postfix_str(name)
             bar.update(dealset.BLOCK)
 
+    def resumed(done: int) -> None:
+        if bar is not None and done:
+            bar.update(done)
+
     try:
         result = evaluate_agent(args.agent, args.preset, args.seats, deals, chosen, out, args.workers,
-                                args.backend, args.address, tick, sizes)
+                                args.backend, args.address, tick, sizes, resumed)
     finally:
         if bar is not None:
             bar.close()
