@@ -123,7 +123,8 @@ def _head(report: dict[str, Any]) -> list[str]:
         f"{report['seats']} seats, rules {report['preset']}, the first {report['deals']:,} deals of {ds['version']} "
         f"(sha256 {ds['sha256']}), {report['panel']['version']}",
         f"command: {report['command']}",
-        f"versions: popejoan {v['popejoan']}, Python {v['python']}, numpy {v['numpy']}, torch {v['torch']}",
+        f"versions: popejoan {v['popejoan']}, Python {v['python']}, numpy {v['numpy']}, "
+        + (f"torch {v['torch']}" if v["torch"] else "torch not used"),
     ]
 
 
