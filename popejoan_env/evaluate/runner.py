@@ -170,14 +170,14 @@ def play(settings: Settings, state: State, seed: int = 0, workers: int = 1, back
     rules = Rules.preset(settings.preset)
     agent = make_player(settings.agent, seed=seed)
     blocks = settings.deals // dealset.BLOCK
-    matches = [(name, settings.agent, name) for name in settings.opponents]
+    matches: list[tuple[str, Player | str, str]] = [(name, agent, name) for name in settings.opponents]
     matches += [(pair_key(a, b), a, b) for a, b in state.references]
     with _ray_once(backend, address):
         for key, first, second in matches:
             todo = [b for b in range(blocks) if not state.done(key, b)]
             if not todo:
                 continue
-            one = agent if first == settings.agent and key in settings.opponents else make_player(first, seed=seed)
+            one = make_player(first, seed=seed) if isinstance(first, str) else first
             two = make_player(second, seed=seed)
             for b in todo:
                 start = time.perf_counter()
