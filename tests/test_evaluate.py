@@ -245,6 +245,11 @@ def test_ratings_of_an_evaluation_rate_the_agent_with_every_opponent_and_draw_a_
     rep = evaluate_agent("stops_first", deals=50, opponents="random,lowest", out=out, ratings=[3])
     table = rep["ratings"]["tables"]["3"]
     assert sorted(row["player"] for row in table["rows"]) == ["lowest", "random", "stops_first"]
+    assert sorted(rep["ratings"]["per_deal_margin"]["3"]) == ["lowest-random", "stops_first-lowest",
+                                                             "stops_first-random"]
+    inside = evaluate_agent("lowest", deals=50, opponents="random,lowest,stops_first", ratings=[3])
+    assert sorted(row["player"] for row in inside["ratings"]["tables"]["3"]["rows"]) == [
+        "lowest", "random", "stops_first"]  # an agent of the panel is rated once
     assert sum(row["rating"] for row in table["rows"]) == pytest.approx(0, abs=1e-9)
     assert os.path.getsize(out + ".ratings.png") > 1000 and not os.path.exists(out + ".ratings-3p.state.json")
     assert "--ratings 3" in rep["command"]

@@ -161,14 +161,17 @@ def evaluate_agent(agent: str, preset: str = "modern", seats: int = 4, deals: in
     command = canonical_command(agent, preset, seats, deals, chosen, sizes)
     extra = variance.section(state)
     if sizes:
-        label = agent if agent not in chosen else f"{agent} (agent)"
-        rated = {}
+        # An agent of the panel is rated once, from the panel's pairs (its own matches are the same pairings).
+        players = chosen if agent in chosen else [agent, *chosen]
+        rated, margins = {}, {}
         for n in sizes:
-            per_deal = {(label, o): states[n].series(o)["margin"] for o in chosen}
+            per_deal = {} if agent in chosen else {(agent, o): states[n].series(o)["margin"] for o in chosen}
             per_deal.update({(a, b): states[n].series(runner.pair_key(a, b))["margin"]
                              for a, b in rating.pairs_of(chosen, variance.REFERENCE_PAIRS)})
-            rated[str(n)] = rating.rate([label, *chosen], per_deal)
-        extra["ratings"] = {"method": rating.METHOD, "bootstrap": rating.BOOTSTRAP, "tables": rated}
+            rated[str(n)] = rating.rate(players, per_deal)
+            margins[str(n)] = {runner.pair_key(a, b): m.tolist() for (a, b), m in per_deal.items()}
+        extra["ratings"] = {"method": rating.METHOD, "bootstrap": rating.BOOTSTRAP, "tables": rated,
+                            "per_deal_margin": margins}
     result = report.build(found, state, command, extra)
     if out is not None and where is not None:
         report.save(result, out)
