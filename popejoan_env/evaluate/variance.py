@@ -114,3 +114,33 @@ def section(state: Any) -> dict[str, Any]:
         "panel_margin": {"mean": panel["mean"], "ci95": panel["ci95"]},
         "panel_plain_ci95": mean_ci(np.mean(margins, axis=0))[1],
     }}
+
+
+def check_unbiased(a: str, b: str, repeats: int = 40, deals: int = 100, seed: int = 9_000_000) -> dict[str, Any]:
+    """The plain and the controlled estimate of ``a``'s margin over ``b`` (modern, 4 seats) on ``repeats``
+    independent sets of ``deals`` deals (seeds ``seed``, ``seed + 1`` ...): their means, spreads and
+    intervals, and the mean difference with its standard error (unbiased: within noise of zero)."""
+    known = REFERENCE_MEANS[("modern", 4)]
+    means, mean_se = np.array([mu for mu, _ in known]), np.array([se for _, se in known])
+    from popejoan_env.players import make_player
+    from popejoan_env.tournament import mean_ci
+
+    players = {name: make_player(name) for name in {a, b, *(p for pair in REFERENCE_PAIRS for p in pair)}}
+    rows = []
+    for r in range(repeats):
+        def margin(x: str, y: str) -> np.ndarray:
+            return run_duplicate([players[x], players[y]], deals=deals, seed=seed + r, lineups="field").pair[0, 1]
+
+        m = margin(a, b)
+        cv = controlled(m, np.stack([margin(x, y) for x, y in REFERENCE_PAIRS], axis=1), means, mean_se)
+        rows.append((float(m.mean()), mean_ci(m)[1], cv["mean"], cv["ci95"]))
+    x = np.array(rows)
+    centre = x[:, 0].mean()
+    return {"pair": [a, b], "repeats": repeats, "deals": deals, "seed": seed,
+            "plain_mean": float(x[:, 0].mean()), "controlled_mean": float(x[:, 2].mean()),
+            "difference": float((x[:, 2] - x[:, 0]).mean()),
+            "difference_se": float((x[:, 2] - x[:, 0]).std(ddof=1) / math.sqrt(repeats)),
+            "plain_sd": float(x[:, 0].std(ddof=1)), "controlled_sd": float(x[:, 2].std(ddof=1)),
+            "plain_ci95": float(x[:, 1].mean()), "controlled_ci95": float(x[:, 3].mean()),
+            "plain_covered": int((abs(x[:, 0] - centre) <= x[:, 1]).sum()),
+            "controlled_covered": int((abs(x[:, 2] - centre) <= x[:, 3]).sum())}
