@@ -11,6 +11,10 @@ Commands:
   players or a saved model (``players/human.py``).
 * ``serve`` – the web app (``popejoan_env/web``): play in the browser against
   the agents, and replay game records.
+* ``evaluate`` – an agent against the reference panel on the frozen deal set:
+  the report to quote (``popejoan_env/evaluate``, ``docs/evaluation.md``).
+* ``exploit`` – a best response trained against a frozen agent for a few
+  minutes, and what it wins.
 
 Exit codes: 0 success, 1 a record does not verify, 2 bad usage or input
 (unknown preset or option, missing file), 130 interrupted.
@@ -362,6 +366,33 @@ def _check_port(host: str, port: int) -> None:
             raise UsageError(f"cannot listen on {host} port {port}: {err.strerror}") from None
 
 
+# --------------------------------------------------------------------- evaluate, exploit
+def _add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
+    from popejoan_env.evaluate.command import add_arguments
+
+    add_arguments(parser)
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    """Evaluate an agent against the reference panel on the frozen deals (``popejoan_env.evaluate``)."""
+    from popejoan_env.evaluate.command import run
+
+    return run(args)
+
+
+def _add_exploit_arguments(parser: argparse.ArgumentParser) -> None:
+    from popejoan_env.evaluate.exploit import add_arguments
+
+    add_arguments(parser)
+
+
+def run_exploit(args: argparse.Namespace) -> int:
+    """Train a best response against a frozen agent and report what it wins (``popejoan_env.evaluate.exploit``)."""
+    from popejoan_env.evaluate.exploit import run
+
+    return run(args)
+
+
 # --------------------------------------------------------------------- the table
 COMMANDS: list[Command] = [
     Command(
@@ -410,6 +441,34 @@ only the --records file and the model files in --models are ever read.
 
 example:
   popejoan serve --records deals.jsonl --port 8000""",
+    ),
+    Command(
+        "evaluate", "evaluate an agent against the reference panel on the frozen deal set (a citable report)",
+        _add_evaluate_arguments, run_evaluate,
+        """Play AGENT in duplicate (field lineups, every rotation) against each player of
+panel/1 on the frozen deals of popejoan-evalset/1, and write one report
+(text, JSON, Markdown: format popejoan-evaluation/1) with the margin per
+opponent and its 95% interval, the deal win rate, the counters and go-out
+rates, the exact command, the versions and the deal set's SHA-256.
+Interrupted, the same command resumes from PREFIX.state.json.  How to read
+and quote it: docs/evaluation.md.
+
+examples:
+  popejoan evaluate models/my_run/model.zip --quick
+  popejoan evaluate mypackage.agent:make_agent --seats 5 --opponents stops_first,pimc
+  popejoan evaluate shipped --backend ray --address auto""",
+    ),
+    Command(
+        "exploit", "train a best response against a frozen agent for a few minutes and report what it wins",
+        _add_exploit_arguments, run_exploit,
+        """Train a fresh PPO learner (popejoan train, no imitation) at one seat against
+AGENT at every other seat for --minutes, then play it in duplicate against
+AGENT and against stops_first (the same budget's calibration) on the frozen
+deals: what a best response found in that budget wins per deal, a lower
+bound of the agent's exploitability.
+
+example:
+  popejoan exploit shipped --minutes 4""",
     ),
 ]
 

@@ -54,8 +54,10 @@ LAYERS: list[Layer] = [
           "oracle-critic and `suits` policies (importable, so `MaskablePPO.load` resumes their models "
           "anywhere); `aec`, `gym_env`, `vec_env`, `vector_env`, `rllib_env` and `wrappers` are old names that "
           "warn, kept one version"),
-    Layer(("tournament", "web", "simulate", "training", "__main__"),
-          "applications: the duplicate tournament (schedule, runner, scores, statistics, reports), the web app, "
+    Layer(("tournament", "evaluate", "web", "simulate", "training", "__main__"),
+          "applications: the duplicate tournament (schedule, runner, scores, statistics, reports), `evaluate` (the "
+          "citable evaluation: the frozen deal set, the reference panel, variance reduction, ratings, the "
+          "report, `popejoan exploit`), the web app, "
           "`simulate`'s datasets (one stream or shards, locally or on Ray), the training and benchmark commands "
           "(`training/`: one module per recipe, `popejoan train` ...; the repository's `training/*.py` are thin "
           "wrappers of them) and the command line"),

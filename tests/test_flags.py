@@ -17,7 +17,7 @@ from popejoan_env.training.common import flag_parser
 
 VALUES = ["nan", "inf", "-inf", "0", "-1", "1e300", "9" * 30, "2.5"]
 """What each numeric flag is fed."""
-REQUIRED = {"simulate": ["--out", "x.jsonl"]}
+REQUIRED = {"simulate": ["--out", "x.jsonl"], "evaluate": ["stops_first"], "exploit": ["stops_first"]}
 """Flags a command cannot be read without."""
 
 

@@ -17,6 +17,9 @@ a model path when it ends in ``.zip`` or holds a path separator, or names an
 existing file and is not a scripted name: ``random`` is always the scripted
 player, even with a file called ``random`` in the current directory (write
 ``./random`` for the file), and ``shipped`` always the shipped network.
+Your own player is ``module:factory`` (``mypackage.agent:make_agent``): the
+module is imported only for a spec of that form, and ``factory(seed=seed)``
+(or ``factory()`` when it takes no ``seed``) must return a ``Player``.
 
 >>> p = make_player("stops_first", seed=0)
 >>> p.name, sorted(SCRIPTED)
@@ -25,8 +28,10 @@ player, even with a file called ``random`` in the current directory (write
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
+import re
 
 from popejoan_env.players.base import Player, ScriptedPlayer, UnknownPlayerError
 from popejoan_env.players.pimc import PimcPlayer
@@ -36,7 +41,8 @@ from popejoan_env.players.simple import LowestPlayer, RandomPlayer
 from popejoan_env.players.stops_first import StopsFirstPlayer
 
 __all__ = [
-    "GUIDED", "LowestPlayer", "PimcPlayer", "Player", "PoolHunterPlayer", "RandomPlayer", "SCRIPTED", "SHIPPED",
+    "FACTORY_SPEC", "GUIDED", "LowestPlayer", "PimcPlayer", "Player", "PoolHunterPlayer", "RandomPlayer", "SCRIPTED",
+    "SHIPPED",
     "SHIPPED_MODEL", "ScriptedPlayer", "StopsFirstPlayer", "UnknownPlayerError", "is_model_path", "make_player",
     "parse_spec",
     "shipped_model",
@@ -55,6 +61,10 @@ GUIDED = "pimc_net"
 """The spec of the search guided by a network (``guided.GuidedPimcPlayer``, imported when asked for)."""
 OPENSPIEL: dict[str, str] = {"openspiel_ismcts": "IsmctsPlayer", "openspiel_nfsp": "NfspPlayer"}
 """OpenSpiel's algorithms as players (``openspiel_players``, imported when asked for: it needs OpenSpiel)."""
+
+
+FACTORY_SPEC = re.compile(r"(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):(?P<factory>[A-Za-z_]\w*)")
+"""A researcher's own player: ``module:factory``, a dotted module and a function in it that returns a player."""
 
 
 def is_model_path(spec: str) -> bool:
@@ -101,6 +111,27 @@ def _number(text: str) -> int | float | str:
     return text
 
 
+def _from_factory(spec: str, module: str, factory: str, seed: int | None) -> Player:
+    """The player ``module:factory`` builds; an UnknownPlayerError when the import, the call or the result fails."""
+    try:
+        make = getattr(importlib.import_module(module), factory)
+    except ImportError as err:
+        raise UnknownPlayerError(f"player spec {spec!r}: cannot import module {module!r} ({err})") from None
+    except AttributeError:
+        raise UnknownPlayerError(f"player spec {spec!r}: module {module!r} has no {factory!r}") from None
+    if not callable(make):
+        raise UnknownPlayerError(f"player spec {spec!r}: {module}.{factory} is not callable")
+    try:
+        takes_seed = "seed" in inspect.signature(make).parameters
+    except (TypeError, ValueError):
+        takes_seed = False
+    player = make(seed=seed) if takes_seed else make()
+    if not isinstance(player, Player):
+        raise UnknownPlayerError(f"player spec {spec!r}: {module}.{factory}() returned {type(player).__name__}, "
+                                 "not a player (it needs a name, reset(seed) and act(view))")
+    return player
+
+
 def make_player(spec: str, seed: int | None = None) -> Player:
     """A player from a spec: a scripted name with optional parameters, or a saved model's path."""
     if not isinstance(spec, str) or not spec.strip():
@@ -113,6 +144,9 @@ def make_player(spec: str, seed: int | None = None) -> Player:
         except ImportError as err:
             raise UnknownPlayerError(f"cannot load the model {spec!r}: the learned-player module is missing ({err})") from None
         return load_player(spec, seed)
+    own = FACTORY_SPEC.fullmatch(spec.strip())
+    if own and own["module"] not in SCRIPTED and own["module"] not in (SHIPPED, GUIDED):
+        return _from_factory(spec.strip(), own["module"], own["factory"], seed)
     name, params = parse_spec(spec)
     if name == SHIPPED:
         return _shipped(spec, params, seed)
@@ -128,7 +162,7 @@ def make_player(spec: str, seed: int | None = None) -> Player:
     if cls is None:
         raise UnknownPlayerError(
             f"unknown player {name!r}; scripted players are {list(SCRIPTED)}, the networks {SHIPPED!r} and "
-            f"{GUIDED!r}, or give a path to a saved model (.zip)"
+            f"{GUIDED!r}, a path to a saved model (.zip), or module:factory for your own"
         )
     accepted = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "seed")]
     unknown = sorted(set(params) - set(accepted))

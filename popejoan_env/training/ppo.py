@@ -175,6 +175,9 @@ class Args:
     validate_args: bool = arg(False,
                               "torch.distributions argument checks; off is ~14% faster and the masks already keep "
                               "actions legal")
+    max_minutes: float = arg(0.0,
+                             "stop PPO after this many minutes of it (0 = no limit; --total-timesteps still caps "
+                             "it): a time budget, as popejoan exploit uses", kind=Number(0.0, 10**6))
     progress: bool = arg(True, "show a progress bar")
     tensorboard: bool = arg(True, "write TensorBoard logs to <run>/tb")
     quick: bool = arg(False,
@@ -347,6 +350,8 @@ class Callback(BaseCallback):
             for name, r in rows.items():
                 self.logger.record(f"eval/{name}/model_counters_per_deal", r["model_mean"])
                 self.logger.record(f"eval/{name}/model_minus_opponent", r["diff_mean"])
+        if args.max_minutes and time.perf_counter() - self.started - self.eval_seconds > 60 * args.max_minutes:
+            return False  # the time budget is spent (evaluations not counted)
         return True
 
     def record_eval(self, model: MaskablePPO, n: int, trained: float) -> dict[str, dict[str, Any]]:

@@ -1,0 +1,35 @@
+"""The reference panel ``panel/1``: the opponents every evaluation plays, weakest first.
+
+The panel is versioned like the deal set: a report names ``panel/1``, and a change of its players (or of
+what a name plays) is a new version.  ``pimc_net`` and ``pimc`` take most of an evaluation's time
+(0.58 s and 0.21 s a deal against 0.03-0.04 s for each of the others, measured on a busy 2-core
+machine: ``docs/evaluation.md``); ``--opponents`` narrows the panel to the names given, and
+``--quick`` plays the whole panel on the set's first 200 deals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from popejoan_env.checks import split_list
+from popejoan_env.errors import PopeJoanError
+
+VERSION = "panel/1"
+"""The name and version of the panel."""
+PANEL: tuple[str, ...] = ("random", "lowest", "stops_first", "pool_hunter", "pimc", "shipped", "pimc_net")
+"""The panel's players (``make_player`` specs), weakest first."""
+
+
+def choose(opponents: str | Sequence[str] | None) -> list[str]:
+    """The panel's players named by ``opponents`` (a comma list or a list; None or empty: all), in panel order."""
+    if opponents is None:
+        return list(PANEL)
+    names = split_list(opponents) if isinstance(opponents, str) else [str(n).strip() for n in opponents]
+    if not names:
+        return list(PANEL)
+    unknown = [n for n in names if n not in PANEL]
+    if unknown:
+        raise PopeJoanError(f"--opponents names {unknown}, not in {VERSION}: choose from {', '.join(PANEL)}")
+    if len(set(names)) != len(names):
+        raise PopeJoanError(f"--opponents names a player twice: {', '.join(names)}")
+    return [n for n in PANEL if n in names]

@@ -1,0 +1,189 @@
+"""Playing an evaluation: the agent against each opponent of the panel, block by block of the frozen deals.
+
+Each block of ``dealset.BLOCK`` deals is one duplicate tournament of two entrants in field lineups
+(``popejoan_env.tournament.run_duplicate`` with the block's seed): the agent alone against ``seats-1``
+copies of the opponent, and the opponent alone against copies of the agent, each in every rotation of
+every deal.  What a block gives (``Block``: per deal, the margin and both sides' counters and go-outs) is
+written to the state file atomically as soon as it is played, so an interrupted evaluation resumes at
+the first block it has not finished; a state file of another evaluation (another agent, table, set of
+deals or opponents) is refused rather than mixed in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+import popejoan_env.cluster as cluster
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.evaluate import dealset, panel
+from popejoan_env.files import write_atomic
+from popejoan_env.players import Player, is_model_path, make_player
+from popejoan_env.rules import Rules
+from popejoan_env.tournament import NET, WENT_OUT, run_duplicate
+
+STATE_FORMAT = "popejoan-evaluation-state/1"
+"""The format of the state file an evaluation resumes from."""
+SERIES = ("margin", "agent_net", "opponent_net", "agent_out", "opponent_out")
+"""What is kept of each deal against one opponent: the duplicate margin (agent alone against the opponent's
+field minus the opponent alone against the agent's), each side's counters alone, and each side's go-out rate."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """What identifies an evaluation: a state file resumes only the evaluation with the same settings."""
+
+    agent: str
+    agent_sha256: str | None
+    preset: str
+    seats: int
+    deals: int
+    opponents: tuple[str, ...]
+    deal_set: str = dealset.VERSION
+    deal_set_sha256: str = dealset.SHA256
+    panel: str = panel.VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly."""
+        out = dataclasses.asdict(self)
+        out["opponents"] = list(self.opponents)
+        return out
+
+
+def file_sha256(path: str) -> str:
+    """The SHA-256 (hex) of a file's bytes (an agent's model file, so a changed model does not resume)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def settings(agent: str, preset: str, seats: int, deals: int, opponents: list[str]) -> Settings:
+    """The settings of an evaluation, checked: a deal count that is whole blocks of the set, a known preset."""
+    Rules.preset(preset)
+    if not isinstance(deals, int) or not dealset.BLOCK <= deals <= dealset.DEALS or deals % dealset.BLOCK:
+        raise PopeJoanError(f"an evaluation plays a multiple of {dealset.BLOCK} deals of {dealset.VERSION}, from "
+                            f"{dealset.BLOCK} to {dealset.DEALS:,}; got {deals!r}")
+    sha = file_sha256(agent) if is_model_path(agent) and os.path.isfile(agent) else None
+    return Settings(agent, sha, preset, seats, deals, tuple(opponents))
+
+
+def pair_key(a: str, b: str) -> str:
+    """How the state names a reference pair's blocks (``a`` alone against ``b``'s field and the reverse)."""
+    return f"{a}-{b}"
+
+
+class State:
+    """The blocks played so far, per opponent, kept in a JSON file written atomically after every block."""
+
+    def __init__(self, path: str | None, settings: Settings, references: tuple[tuple[str, str], ...] = ()) -> None:
+        self.path = path
+        self.settings = settings
+        self.references = references
+        """Reference pairs also played on the deals (``variance.REFERENCE_PAIRS``), kept as ``pair_key(a, b)``."""
+        keys = [*settings.opponents, *(pair_key(a, b) for a, b in references)]
+        self.blocks: dict[str, dict[int, dict[str, Any]]] = {key: {} for key in keys}
+        if path is not None and os.path.exists(path):
+            self._resume(path)
+
+    def _resume(self, path: str) -> None:
+        try:
+            with open(path) as fh:
+                saved = json.load(fh)
+        except (OSError, ValueError) as err:
+            raise PopeJoanError(f"cannot resume from {path}: {err}; remove it to start afresh") from None
+        if not isinstance(saved, dict) or saved.get("format") != STATE_FORMAT:
+            raise PopeJoanError(f"{path} is not an evaluation state file ({STATE_FORMAT}); remove it or choose "
+                                "another --out")
+        if saved.get("settings") != self.settings.to_dict():
+            raise PopeJoanError(f"{path} holds an unfinished evaluation with other settings ({saved.get('settings')}); "
+                                "remove it to start this one, or choose another --out")
+        for name, blocks in saved.get("blocks", {}).items():
+            if name in self.blocks:
+                self.blocks[name] = {int(b): data for b, data in blocks.items()}
+
+    def done(self, opponent: str, block: int) -> bool:
+        """Whether this block against this opponent has been played."""
+        return block in self.blocks[opponent]
+
+    def add(self, opponent: str, block: int, data: dict[str, Any]) -> None:
+        """Keep a played block, and write the state file (atomically) when there is one."""
+        self.blocks[opponent][block] = data
+        if self.path is not None:
+            body = {"format": STATE_FORMAT, "settings": self.settings.to_dict(),
+                    "blocks": {n: {str(b): d for b, d in sorted(bl.items())} for n, bl in self.blocks.items()}}
+            write_atomic(self.path, json.dumps(body) + "\n")
+
+    def series(self, opponent: str) -> dict[str, np.ndarray]:
+        """Per deal against ``opponent``, each of ``SERIES`` (all blocks, in deal order)."""
+        blocks = [self.blocks[opponent][b] for b in sorted(self.blocks[opponent])]
+        return {k: np.array([x for blk in blocks for x in blk[k]], dtype=np.float64) for k in SERIES}
+
+    def timing(self, opponent: str) -> dict[str, float]:
+        """Decisions and thinking seconds of the agent and the opponent, and wall seconds, summed over blocks."""
+        keys = ("agent_decisions", "agent_seconds", "opponent_decisions", "opponent_seconds", "wall_seconds")
+        return {k: float(sum(blk[k] for blk in self.blocks[opponent].values())) for k in keys}
+
+
+def play_block(agent: Player, opponent: Player, block: int, rules: Rules, seats: int, workers: int,
+               backend: str, address: str | None) -> dict[str, Any]:
+    """One block of deals in duplicate, agent against one opponent: what ``State`` keeps of it."""
+    result = run_duplicate([agent, opponent], deals=dealset.BLOCK, seed=dealset.block_seed(block), rules=rules,
+                           seats=seats, lineups="field", workers=workers, backend=backend, address=address)
+    return {
+        "margin": result.pair[0, 1].tolist(),
+        "agent_net": result.per_deal[0, :, NET].tolist(),
+        "opponent_net": result.per_deal[1, :, NET].tolist(),
+        "agent_out": result.per_deal[0, :, WENT_OUT].tolist(),
+        "opponent_out": result.per_deal[1, :, WENT_OUT].tolist(),
+        "agent_decisions": result.decisions[0], "agent_seconds": result.think_seconds[0],
+        "opponent_decisions": result.decisions[1], "opponent_seconds": result.think_seconds[1],
+        "wall_seconds": result.wall_seconds,
+    }
+
+
+@contextlib.contextmanager
+def _ray_once(backend: str, address: str | None) -> Iterator[None]:
+    """With the ray backend, one Ray for the whole evaluation (each block's tournament uses it as it is)."""
+    if backend != "ray":
+        yield
+        return
+    with cluster.connected(address):
+        yield
+
+
+def play(settings: Settings, state: State, seed: int = 0, workers: int = 1, backend: str = "local",
+         address: str | None = None, on_block: Callable[[str, int], None] | None = None) -> State:
+    """Play every block the state lacks (the agent against each opponent, then the state's reference pairs),
+    calling ``on_block`` after each."""
+    orders = dealset.load()
+    dealset.check_dealing(orders, settings.deals)
+    rules = Rules.preset(settings.preset)
+    agent = make_player(settings.agent, seed=seed)
+    blocks = settings.deals // dealset.BLOCK
+    matches: list[tuple[str, Player | str, str]] = [(name, agent, name) for name in settings.opponents]
+    matches += [(pair_key(a, b), a, b) for a, b in state.references]
+    with _ray_once(backend, address):
+        for key, first, second in matches:
+            todo = [b for b in range(blocks) if not state.done(key, b)]
+            if not todo:
+                continue
+            one = make_player(first, seed=seed) if isinstance(first, str) else first
+            two = make_player(second, seed=seed)
+            for b in todo:
+                start = time.perf_counter()
+                data = play_block(one, two, b, rules, settings.seats, workers, backend, address)
+                data["wall_seconds"] = time.perf_counter() - start
+                state.add(key, b, data)
+                if on_block is not None:
+                    on_block(key, b)
+    return state
