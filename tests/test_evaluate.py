@@ -88,6 +88,9 @@ def own_player(tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch) -> s
 
         def junk():
             return 42
+
+        def broken(seed=None):
+            raise RuntimeError("no weights here")
     '''))
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "my_agent", raising=False)
@@ -102,6 +105,8 @@ def test_module_factory_specs_build_your_own_player_and_refuse_clearly(own_playe
         make_player("my_agent:nothing")
     with pytest.raises(UnknownPlayerError, match="cannot import module 'no_such_module_here'"):
         make_player("no_such_module_here:make")
+    with pytest.raises(UnknownPlayerError, match=r"my_agent.broken\(\) raised RuntimeError: no weights here"):
+        make_player("my_agent:broken")  # whatever the researcher's factory raises is one refusal, not a traceback
     assert isinstance(make_player("pimc:samples=8"), PimcPlayer)  # a scripted name's parameters are no factory
     with pytest.raises(UnknownPlayerError, match="is not key=value"):
         make_player("pimc:greedy")

@@ -128,6 +128,7 @@ def evaluate_agent(agent: str, preset: str = "modern", seats: int = 4, deals: in
     ``on_block(match, block)`` each block as it is played.
     """
     from popejoan_env.evaluate import ratings as rating
+    from popejoan_env.envs import register_for
     from popejoan_env.evaluate import report, runner, variance
     from popejoan_env.files import check_writable
     from popejoan_env.players import make_player
@@ -139,6 +140,7 @@ def evaluate_agent(agent: str, preset: str = "modern", seats: int = 4, deals: in
     chosen = panel.choose(opponents)
     found = runner.settings(agent, preset, seats, deals, chosen)
     check_settings(dealset.BLOCK, 0, seats, 1, workers, backend, address)
+    register_for([agent])  # the adapters an agent may need (an openspiel_* player's game)
     make_player(agent)  # an agent that cannot be built is refused before any work
     if sizes and len(chosen) < 2:
         raise PopeJoanError("ratings need at least two opponents (every pair of them is played)")

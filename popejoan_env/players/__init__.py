@@ -115,17 +115,22 @@ def _from_factory(spec: str, module: str, factory: str, seed: int | None) -> Pla
     """The player ``module:factory`` builds; an UnknownPlayerError when the import, the call or the result fails."""
     try:
         make = getattr(importlib.import_module(module), factory)
-    except ImportError as err:
-        raise UnknownPlayerError(f"player spec {spec!r}: cannot import module {module!r} ({err})") from None
     except AttributeError:
         raise UnknownPlayerError(f"player spec {spec!r}: module {module!r} has no {factory!r}") from None
+    except Exception as err:  # noqa: BLE001 - the researcher's module: whatever it raises is named in one line
+        raise UnknownPlayerError(f"player spec {spec!r}: cannot import module {module!r} "
+                                 f"({type(err).__name__}: {err})") from None
     if not callable(make):
         raise UnknownPlayerError(f"player spec {spec!r}: {module}.{factory} is not callable")
     try:
         takes_seed = "seed" in inspect.signature(make).parameters
     except (TypeError, ValueError):
         takes_seed = False
-    player = make(seed=seed) if takes_seed else make()
+    try:
+        player = make(seed=seed) if takes_seed else make()
+    except Exception as err:  # noqa: BLE001 - the researcher's factory: whatever it raises is named in one line
+        raise UnknownPlayerError(f"player spec {spec!r}: {module}.{factory}() raised {type(err).__name__}: "
+                                 f"{err}") from None
     if not isinstance(player, Player):
         raise UnknownPlayerError(f"player spec {spec!r}: {module}.{factory}() returned {type(player).__name__}, "
                                  "not a player (it needs a name, reset(seed) and act(view))")

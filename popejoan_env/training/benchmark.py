@@ -33,8 +33,9 @@ import sys
 from popejoan_env.checks import split_list
 from popejoan_env.cli import SEED, Integer
 from popejoan_env.cluster import connected
-from popejoan_env.errors import MissingDependencyError, PopeJoanError
-from popejoan_env.players import OPENSPIEL, SCRIPTED, make_player
+from popejoan_env.envs import register_for
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.players import SCRIPTED, make_player
 from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, parse_rules_options
 from popejoan_env.tournament import (BACKENDS, MAX_DEALS, MAX_GROUPS, MAX_WORKERS, check_output, check_settings,
                                      make_schedule, run_duplicate)
@@ -93,11 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         rules = parse_rules_options(args.preset, args.rules_option)
         specs = [s for text in (args.players or [DEFAULT_PLAYERS]) for s in split_players(text)]
         make_schedule(len(specs), args.seats, args.lineups)
-        if any(spec.split(":")[0] in OPENSPIEL for spec in specs):
-            # OpenSpiel's players search the registered game, which the adapter (a layer above the players)
-            # registers when imported; pyspiel missing is the players' own one-line refusal.
-            with contextlib.suppress(MissingDependencyError):
-                import popejoan_env.envs.openspiel_game  # noqa: F401
+        register_for(specs)  # the adapters some players need (the openspiel_* players' game)
         players = [make_player(spec) for spec in specs]
         with contextlib.ExitStack() as ray_session:
             if args.backend == "ray":  # joined before the output directory is made: an unreachable Ray writes nothing
