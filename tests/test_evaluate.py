@@ -258,3 +258,15 @@ def test_ratings_of_an_evaluation_rate_the_agent_with_every_opponent_and_draw_a_
     assert sum(row["rating"] for row in table["rows"]) == pytest.approx(0, abs=1e-9)
     assert os.path.getsize(out + ".ratings.png") > 1000 and not os.path.exists(out + ".ratings-3p.state.json")
     assert "--ratings 3" in rep["command"]
+
+
+def test_a_state_file_that_is_a_pipe_is_refused_without_blocking(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    os.mkfifo(tmp_path / "r.state.json")
+    done = subprocess.run([sys.executable, "-m", "popejoan_env", "evaluate", "random", "--quick", "--opponents",
+                           "lowest", "--out", str(tmp_path / "r"), "--quiet"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "not a regular file" in done.stderr

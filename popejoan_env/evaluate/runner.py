@@ -16,6 +16,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -31,6 +32,8 @@ from popejoan_env.rules import Rules
 from popejoan_env.tournament import NET, WENT_OUT, run_duplicate
 
 STATE_FORMAT = "popejoan-evaluation-state/1"
+MAX_STATE_BYTES = 64 * 2**20
+"""Largest state file a resumed evaluation reads (a 2,000-deal run of the whole panel writes about 2 MB)."""
 """The format of the state file an evaluation resumes from."""
 SERIES = ("margin", "agent_net", "opponent_net", "agent_out", "opponent_out")
 """What is kept of each deal against one opponent: the duplicate margin (agent alone against the opponent's
@@ -96,7 +99,14 @@ class State:
             self._resume(path)
 
     def _resume(self, path: str) -> None:
+        """Load the blocks a state file holds, refusing one that is not a regular file of bounded size."""
         try:
+            found = os.stat(path)
+            if not stat.S_ISREG(found.st_mode):  # a pipe or device would block the open, a directory fail in it
+                raise PopeJoanError(f"cannot resume from {path}: not a regular file; remove it to start afresh")
+            if found.st_size > MAX_STATE_BYTES:
+                raise PopeJoanError(f"cannot resume from {path}: {found.st_size:,} bytes, more than a state file "
+                                    f"holds (MAX_STATE_BYTES = {MAX_STATE_BYTES:,}); remove it to start afresh")
             with open(path) as fh:
                 saved = json.load(fh)
         except (OSError, ValueError) as err:
