@@ -181,9 +181,9 @@ def test_an_unknown_generated_table_is_refused_by_name() -> None:
 
 @pytest.mark.slow
 def test_the_reward_magnitudes_on_the_environment_page_are_what_simulate_measures() -> None:
-    """Min … max and mean abs(reward) of the Rewards table, measured again with the page's own command for four of
-    its twelve columns (both presets, the smallest, largest and middle tables: the other cells come from the same
-    command, and twelve runs took half a minute)."""
+    """Min … max and mean abs(reward) of the Rewards table, measured again with the page's own command for two of
+    its twelve columns (one per preset, the main job's table and the largest: the other cells come from the same
+    command, and twelve runs took half a minute of the suite's budget)."""
     page = environment_page()
     header = next(r for r in table_rows(page) if r[0] == "players")
     sizes = [int(n) for n in header[1:]]
@@ -191,7 +191,7 @@ def test_the_reward_magnitudes_on_the_environment_page_are_what_simulate_measure
         ranges = next(r for r in table_rows(page) if r[0] == f"`{preset}`: min … max")[1:]
         means = next(r for r in table_rows(page) if r[0] == f"`{preset}`: mean abs(reward)")[1:]
         for players, stated, mean in zip(sizes, ranges, means):
-            if (preset, players) not in (("modern", 3), ("modern", 8), ("victorian", 4), ("victorian", 6)):
+            if (preset, players) not in (("modern", 4), ("victorian", 8)):
                 continue
             out = subprocess.run(
                 [sys.executable, "-m", "popejoan_env", "simulate", "--players", str(players), "--preset", preset,
