@@ -13,7 +13,6 @@ of the package, Python, numpy and torch.
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import sys
@@ -24,6 +23,7 @@ import numpy as np
 from popejoan_env.evaluate.runner import Settings, State
 from popejoan_env.files import write_atomic
 from popejoan_env.tournament import mean_ci
+from popejoan_env.tournament.result import json_safe
 
 FORMAT = "popejoan-evaluation/1"
 """The report's format and version (a new field is a new version)."""
@@ -93,19 +93,7 @@ def build(settings: Settings, state: State, command: str, extra: dict[str, Any] 
         "per_deal_margin": {name: m.tolist() for name, m in zip(settings.opponents, margins)},
     }
     report.update(extra or {})
-    return _clean(report)
-
-
-def _clean(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, (float, np.floating)):
-        return None if math.isnan(x) else float(x)
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
+    return json_safe(report)
 
 
 def _pm(cell: dict[str, Any], digits: int = 2, sign: bool = True) -> str:

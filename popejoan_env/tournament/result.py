@@ -112,7 +112,7 @@ class TournamentResult:
             out["per_deal_net"] = {
                 name: self.per_deal[i, :, NET].tolist() for i, name in enumerate(self.players)
             }
-        return _clean(out)
+        return json_safe(out)
 
     def to_json(self, per_deal: bool = True) -> str:
         """The result as a JSON document (see ``to_dict``)."""
@@ -136,12 +136,12 @@ class TournamentResult:
         return reports.save(self, prefix, chart)
 
 
-def _clean(x: Any) -> Any:
+def json_safe(x: Any) -> Any:
     """NaN -> None, numpy scalars -> Python, recursively (JSON has no NaN)."""
     if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
+        return {k: json_safe(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
+        return [json_safe(v) for v in x]
     if isinstance(x, (float, np.floating)):
         return None if math.isnan(x) else float(x)
     if isinstance(x, np.integer):
