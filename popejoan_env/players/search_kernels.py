@@ -42,8 +42,9 @@ def _njit(f):  # type: ignore[no-untyped-def]
     return numba.njit(cache=True, nogil=True)(f)
 
 
-# The batch engine's loop itself (its Python function), compiled into the rollouts rather than called.
-_play_rows = numba.njit(cache=True, nogil=True, inline="always")(kernels.play_rows.py_func)
+# The batch engine's loop itself (its Python function), compiled into the rollouts rather than called.  No cache of
+# its own: it is only ever compiled inside ``play_worlds`` (a cache here would share batch/kernels.py's files).
+_play_rows = numba.njit(nogil=True, inline="always")(kernels.play_rows.py_func)
 
 
 @_njit
@@ -228,8 +229,7 @@ def play_worlds(masks, own_hand, known_dead, played, shown, board, balances, pai
 def _drop_stale_cache() -> None:
     """Flush this module's cache when ``batch/kernels.py``, ``rollout_kernels.py`` or ``world_kernels.py`` (compiled
     into its functions) is not the file they were cached with (modification times and sizes, in a stamp file)."""
-    caches = [getattr(function, "_cache", None) for function in (_play_rows, placing_order, search, _positions,
-                                                                   play_worlds)]
+    caches = [getattr(function, "_cache", None) for function in (placing_order, search, _positions, play_worlds)]
     if not all(hasattr(c, "flush") and hasattr(c, "_cache_path") for c in caches):
         return  # a numba whose dispatchers keep their cache otherwise: nothing this guard knows how to flush
     stamp = ""
