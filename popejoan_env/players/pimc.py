@@ -100,7 +100,8 @@ class PimcPlayer(ScriptedPlayer):
     ``batch``: the greedy rollouts of every world × candidate at once, ``batch_rollout.greedy_gains``,
     compiled; the same decisions either way; the default is ``batch`` for greedy rollouts:
     ``default_engine``), ``draws`` (``compiled``, the default: a decision's worlds drawn at once by
-    ``WorldSampler.draw_many``, from one seed the player's generator draws; or ``python``: one at a time
+    ``WorldSampler.draw_many``, from one seed the player's generator draws, with the batch engine in one compiled
+    call per decision, ``search.search_gains``; or ``python``: one at a time
     by ``WorldSampler.draw``, as before the compiled sampler: the same distribution, other worlds, so
     other decisions).  Random rollouts always run scalar.
     """
