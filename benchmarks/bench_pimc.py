@@ -121,7 +121,7 @@ def split(views: list[SeatView], samples: int, seed: int) -> dict[str, float]:
         max(zip(candidates, totals), key=lambda ct: ct[1])
         t3 = time.perf_counter()
         # The same call without a candidate: the seed, the placing order and the draws, no rollout.
-        position = (*inputs.position[:8], inputs.position[8][:0], *inputs.position[9:])
+        position = inputs.position._replace(leads=inputs.position.leads[:0])
         t4 = time.perf_counter()
         search.run(view, inputs._replace(position=position), rng, samples)
         t5 = time.perf_counter()

@@ -81,7 +81,7 @@ def test_search_plays_given_worlds_as_the_old_rollouts_do(rules: Rules, players:
         masks = np.concatenate([hands[:, 1:], dead[:, None] & ~np.uint64(sampler.known_dead)], axis=1)
         gains = np.empty((16, len(candidates)), dtype=np.int64)
         inputs = search._inputs(view, candidates, "consistent")
-        search_kernels.play_worlds(masks, *inputs.position, gains)
+        search_kernels.play_worlds(masks, inputs.position, inputs.tables, gains)
         assert gains.tolist() == greedy_gains_at(position, hands, dead, candidates).tolist()
 
 

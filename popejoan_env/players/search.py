@@ -15,11 +15,11 @@ inconsistent is handed to ``WorldSampler``, which says why; a world that runs ou
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
-from popejoan_env.batch.state import tables_of
+from popejoan_env.batch.state import Tables, tables_of
 from popejoan_env.cards import CARD_NAMES, JACK, KING, PACK, QUEEN, card_id
 from popejoan_env.checks import as_int, brief, is_int
 from popejoan_env.engine import legal_leads, successors_of
@@ -30,19 +30,44 @@ from popejoan_env.players.worlds import (
 )
 from popejoan_env.seat_view import SeatView
 
-__all__ = ["Inputs", "run", "search_gains"]
+__all__ = ["Inputs", "Position", "Sampling", "run", "search_gains"]
+
+
+class Sampling(NamedTuple):
+    """What the compiled placing order and draws read of a view (``search_kernels.placing_order``, ``_draw``)."""
+
+    unseen: np.uint64           # the cards the observer cannot see (card-id bits)
+    excluded: np.ndarray        # [players] uint64: what each relative seat cannot hold (inference.cannot_hold)
+    hidden_dead: int            # the dead cards the observer has not seen
+    forced: int                 # the card due (R8), -1: a lead
+    forced_seat: int            # the relative seat that must play it, -1 when none
+    uniform: bool               # the uniform sampler: every card free (its weights are set to 0 after)
+    room: np.ndarray            # [players] int64: the cards each slot takes (seats 1.., then the unseen dead cards)
+    max_restarts: int           # worlds.MAX_RESTARTS
+    log_of: np.ndarray          # worlds' log table
+    log_factorial: np.ndarray   # worlds' log-factorial table
+
+
+class Position(NamedTuple):
+    """The position every world of a search shares, as ``search_kernels.play_worlds`` reads it (card-id bits)."""
+
+    own_hand: np.uint64   # the observer's hand (relative seat 0)
+    known_dead: np.uint64  # the dead cards the observer knows (the turn-up, those stops showed, or all of them)
+    played: np.uint64     # the cards played
+    shown: np.uint64      # the turn-up and the successors of the cards played (R9: shown where they are dead)
+    board: np.ndarray     # [8] int64: the counters on each compartment
+    balances: np.ndarray  # [players] int64: each relative seat's counters
+    pair_by: np.ndarray   # [3] int64: who played the King, Queen and Jack of trumps, -1 for none
+    trumps: int           # the trumps suit
+    leads: np.ndarray     # [candidates] int64: the candidate leads as positions (batch.state)
 
 
 class Inputs(NamedTuple):
-    """What the compiled search reads of one view: the sampler's (``search_kernels.placing_order``) and the
-    position's (``search_kernels.play_worlds``, after its ``masks``)."""
+    """What the compiled search reads of one view."""
 
-    unseen: np.uint64        # the cards the observer cannot see (card-id bits)
-    excluded: np.ndarray     # [players] uint64: what each relative seat cannot hold (inference.cannot_hold)
-    hidden_dead: int         # the dead cards the observer has not seen
-    room: np.ndarray         # [players] int64: the cards each slot takes (seats 1.., then the unseen dead cards)
-    uniform: bool            # the uniform sampler: every card free, weights 0
-    position: tuple[Any, ...]  # play_worlds' arguments after masks and before gains
+    sampling: Sampling
+    position: Position
+    tables: Tables
 
 
 def search_gains(view: SeatView, candidates: Sequence[int], rng: np.random.Generator, samples: int,
@@ -95,13 +120,13 @@ def _inputs(view: SeatView, candidates: Sequence[int], sampler: str) -> Inputs:
                 pair_by[r] = seat
     played = view.played
     shown = (1 << view.turnup) | successors_of(played, rules.ace_high)  # R9, with the dead hand of each world
-    position = (np.uint64(view.hand), np.uint64(known_dead), np.uint64(played), np.uint64(shown),
-                np.array(view.board, dtype=np.int64), np.array(view.balances, dtype=np.int64), pair_by,
-                view.trumps, tables.pos_of_card[np.asarray(candidates, dtype=np.int64)], tables.pos_of_card,
-                tables.card_of_pos, tables.comp_of_pos, tables.empty_owner, tables.ace_high, tables.lead_any,
-                tables.pope_excused, tables.halves, tables.pope_pos)
-    return Inputs(np.uint64(unseen), np.array(excluded, dtype=np.uint64), hidden_dead,
-                  np.array([*view.hand_sizes[1:], hidden_dead], dtype=np.int64), uniform, position)
+    position = Position(np.uint64(view.hand), np.uint64(known_dead), np.uint64(played), np.uint64(shown),
+                        np.array(view.board, dtype=np.int64), np.array(view.balances, dtype=np.int64), pair_by,
+                        view.trumps, tables.pos_of_card[np.asarray(candidates, dtype=np.int64)])
+    room = np.array([*view.hand_sizes[1:], hidden_dead], dtype=np.int64)
+    sampling = Sampling(np.uint64(unseen), np.array(excluded, dtype=np.uint64), hidden_dead, -1, -1, uniform, room,
+                        MAX_RESTARTS, _LOG_ARRAY, _LOG_FACTORIAL_ARRAY)
+    return Inputs(sampling, position, tables)
 
 
 def run(view: SeatView, inputs: Inputs, rng: np.random.Generator, samples: int) -> tuple[np.ndarray, np.ndarray]:
@@ -109,16 +134,15 @@ def run(view: SeatView, inputs: Inputs, rng: np.random.Generator, samples: int) 
     placement for a world out of restarts)."""
     from popejoan_env.players import search_kernels  # imports numba: only where a search runs
 
-    players, leads = view.players, len(inputs.position[8])
+    players, leads = view.players, len(inputs.position.leads)
     seed = rng.integers(2**64, dtype=np.uint64)  # the one draw of a decision, as draw_many's
     masks = np.empty((samples, players), dtype=np.uint64)
     log_weights = np.empty(samples, dtype=np.float64)
     placed = np.empty(samples, dtype=np.bool_)
     gains = np.empty((samples, leads), dtype=np.int64)
-    status = search_kernels.search(seed, inputs.unseen, inputs.excluded, inputs.hidden_dead, -1, -1, inputs.uniform,
-                                   inputs.room, MAX_RESTARTS, _LOG_ARRAY, _LOG_FACTORIAL_ARRAY, *inputs.position,
-                                   masks, log_weights, placed, gains)
-    sampler = "uniform" if inputs.uniform else "consistent"
+    status = search_kernels.search(seed, *inputs, masks, log_weights, placed, gains)
+    uniform = inputs.sampling.uniform
+    sampler = "uniform" if uniform else "consistent"
     if status == search_kernels.NOWHERE:  # _inputs should have caught it
         WorldSampler(view, sampler)
         raise InvalidDealError("the view is inconsistent: no placement of the unseen cards respects it")
@@ -129,7 +153,7 @@ def run(view: SeatView, inputs: Inputs, rng: np.random.Generator, samples: int) 
         for w in np.flatnonzero(~placed).tolist():
             masks[w] = _search(full, reference.room, rng)
             log_weights[w] = 0.0
-        search_kernels.play_worlds(masks, *inputs.position, gains)
-    if inputs.uniform:
+        search_kernels.play_worlds(masks, inputs.position, inputs.tables, gains)
+    if uniform:
         log_weights[:] = 0.0
     return gains, log_weights

@@ -6,9 +6,10 @@ number of places, then card id; then the free cards), the draws are ``world_kern
 random numbers from the same seed), every lead is ``rollout_kernels.greedy_position``'s and every card is played
 by the batch engine's own loop (``batch.kernels.play_rows``).  What is new is only how they are strung together:
 
-* one call per decision instead of four (sampler set-up, draws, position, rollouts), with the position's
-  state (what the cards played, the board and the balances are) passed as a few small arrays, not a ``Deal``
-  turned into a ``BatchState``;
+* one call per decision instead of four (sampler set-up, draws, position, rollouts), with what the view
+  says of the worlds and of the position (``search.Sampling``, ``search.Position``: the cards played, the
+  board, the balances, who played the trump honours) passed as two small named tuples, not a ``Deal`` turned
+  into a ``BatchState``;
 * ``play_rows`` compiled *inline* into the rollout loop (``_play_rows``: the same Python function, compiled
   again with ``inline="always"``).  Called per lead, each call counted a reference to each of its twenty-odd
   arrays (atomic increments and decrements): inlined, the rollouts run about 1.7x faster.
@@ -98,16 +99,16 @@ def placing_order(unseen, excluded, hidden_dead, forced, forced_seat, uniform, c
 
 
 @_njit
-def search(seed, unseen, excluded, hidden_dead, forced, forced_seat, uniform, room, max_restarts, log_of,
-           log_factorial, own_hand, known_dead, played, shown, board, balances, pair_by, trumps, leads, pos_of_card,
-           card_of_pos, comp_of_pos, empty_owner, ace_high, lead_any, pope_excused, halves, pope_pos, masks,
-           log_weights, placed, gains):  # type: ignore[no-untyped-def]
-    """One decision: the placing order (``placing_order``), ``masks.shape[0]`` worlds drawn from ``seed`` into
-    ``masks``, ``log_weights`` and ``placed`` (``world_kernels.draw_worlds``), then, when every world is placed,
-    ``gains`` filled as ``play_worlds`` fills it.  Returns ``OK``, ``NOWHERE`` or ``UNPLACED``."""
+def search(seed, sampling, position, tables, masks, log_weights, placed, gains):  # type: ignore[no-untyped-def]
+    """One decision (``search.Sampling``, ``search.Position``, the batch's ``Tables``): the placing order
+    (``placing_order``), ``masks.shape[0]`` worlds drawn from ``seed`` into ``masks``, ``log_weights`` and
+    ``placed`` (``world_kernels.draw_worlds``), then, when every world is placed, ``gains`` filled as
+    ``play_worlds`` fills it.  Returns ``OK``, ``NOWHERE`` or ``UNPLACED``."""
+    unseen = sampling.unseen
     cards = np.empty(64, dtype=np.int64)
     allowed = np.empty(64, dtype=np.int64)
-    constrained = placing_order(unseen, excluded, hidden_dead, forced, forced_seat, uniform, cards, allowed)
+    constrained = placing_order(unseen, sampling.excluded, sampling.hidden_dead, sampling.forced,
+                                sampling.forced_seat, sampling.uniform, cards, allowed)
     if constrained < 0:
         return NOWHERE
     total = 0
@@ -116,13 +117,12 @@ def search(seed, unseen, excluded, hidden_dead, forced, forced_seat, uniform, ro
             total += 1
     state = np.empty(1, dtype=np.uint64)
     state[0] = np.uint64(seed)
-    _draw(state, cards[:total], allowed[:constrained], room, max_restarts, log_of, log_factorial, masks,
-          log_weights, placed)
+    _draw(state, cards[:total], allowed[:constrained], sampling.room, sampling.max_restarts, sampling.log_of,
+          sampling.log_factorial, masks, log_weights, placed)
     for w in range(len(placed)):
         if not placed[w]:
             return UNPLACED
-    play_worlds(masks, own_hand, known_dead, played, shown, board, balances, pair_by, trumps, leads, pos_of_card,
-                card_of_pos, comp_of_pos, empty_owner, ace_high, lead_any, pope_excused, halves, pope_pos, gains)
+    play_worlds(masks, position, tables, gains)
     return OK
 
 
@@ -139,15 +139,19 @@ def _positions(mask, pos_of_card, ace_high):  # type: ignore[no-untyped-def]
 
 
 @_njit
-def play_worlds(masks, own_hand, known_dead, played, shown, board, balances, pair_by, trumps, leads, pos_of_card,
-                card_of_pos, comp_of_pos, empty_owner, ace_high, lead_any, pope_excused, halves, pope_pos,
-                gains):  # type: ignore[no-untyped-def]
-    """``gains[k, i]``: counters relative seat 0 wins when position ``leads[i]`` is led in world ``k`` and the deal
-    is played out by greedy leads (``rollout_kernels.world_gains``, the same rollouts).  World ``k`` is the
-    position (``played``: the cards played, ``board``, ``balances``, ``pair_by``: who played the King, Queen and
-    Jack of trumps, ``trumps``) with seat 0 holding ``own_hand``, relative seat ``s > 0`` the cards of
-    ``masks[k, s - 1]`` and the dead hand ``masks[k, -1] | known_dead``; ``shown`` is the turn-up and the
-    successors of the cards played (card-id bitmasks).  Returns the number of cards played."""
+def play_worlds(masks, position, tables, gains):  # type: ignore[no-untyped-def]
+    """``gains[k, i]``: counters relative seat 0 wins when position ``position.leads[i]`` is led in world ``k`` and
+    the deal is played out by greedy leads (``rollout_kernels.world_gains``, the same rollouts).  World ``k`` is
+    the ``position`` (``search.Position``) with seat 0 holding ``own_hand``, relative seat ``s > 0`` the cards of
+    ``masks[k, s - 1]`` and the dead hand ``masks[k, -1] | known_dead``.  Returns the number of cards played."""
+    # The fields read once, into locals: the loop below calls play_rows with them (``play_rows`` says why).
+    own_hand, known_dead, played, shown = position.own_hand, position.known_dead, position.played, position.shown
+    board, balances, pair_by, trumps, leads = (position.board, position.balances, position.pair_by, position.trumps,
+                                               position.leads)
+    pos_of_card, card_of_pos, comp_of_pos, empty_owner = (tables.pos_of_card, tables.card_of_pos, tables.comp_of_pos,
+                                                          tables.empty_owner)
+    ace_high, lead_any, pope_excused, halves, pope_pos = (tables.ace_high, tables.lead_any, tables.pope_excused,
+                                                          tables.halves, tables.pope_pos)
     worlds, slots = masks.shape
     players = slots
     one = np.uint64(1)
