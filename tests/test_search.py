@@ -176,3 +176,38 @@ def test_a_change_to_a_compiled_source_drops_the_cache_of_the_search(
     stamp.write_text("0 0\n")  # a source changed since the functions were cached
     search_kernels._drop_stale_cache()
     assert len(flushed) == 8 and stamp.read_text() != "0 0\n"
+
+
+@pytest.mark.parametrize(("rules", "players"), CONFIGS, ids=IDS)
+def test_the_compiled_placing_order_is_the_samplers(rules: Rules, players: int) -> None:
+    from popejoan_env.players import search_kernels
+
+    for view in search_views(rules, players, 25, seed=40 + players):
+        for sampler in ("consistent", "uniform"):
+            reference = WorldSampler(view, sampler)
+            s = search._inputs(view, lead_candidates(view), sampler).sampling
+            cards, allowed = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
+            constrained = search_kernels.placing_order(s.unseen, s.excluded, s.hidden_dead, s.forced, s.forced_seat,
+                                                       s.uniform, cards, allowed)
+            assert constrained == len(reference._allowed)
+            assert cards[:len(reference._cards)].tolist() == reference._cards.tolist()
+            assert allowed[:constrained].tolist() == reference._allowed.tolist()
+            assert s.room.tolist() == reference.room
+
+
+def test_a_card_that_can_be_nowhere_is_refused_as_the_sampler_refuses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from popejoan_env.cards import PACK_MASK
+    from popejoan_env.players import search_kernels
+
+    view = next(v for v in search_views(ANY_ACE_HIGH, 5, 40, seed=3) if v.dead_hand is not None)  # no dead room
+    everything = lambda v: (PACK_MASK,) * v.players  # noqa: E731  (no seat may hold anything)
+    monkeypatch.setattr(search, "cannot_hold", everything)
+    monkeypatch.setattr(worlds, "cannot_hold", everything)
+    with pytest.raises(InvalidDealError) as reference:
+        WorldSampler(view)
+    with pytest.raises(InvalidDealError) as fast:
+        search_gains(view, lead_candidates(view), np.random.default_rng(0), 4)
+    assert str(fast.value) == str(reference.value) and "can be nowhere" in str(fast.value)
+    excluded = np.full(5, PACK_MASK, dtype=np.uint64)
+    cards, allowed = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
+    assert search_kernels.placing_order(np.uint64(view.unseen), excluded, 0, -1, -1, False, cards, allowed) == -1
