@@ -12,23 +12,30 @@ or more candidate leads).  Each player plays ``choose`` on every position
 (seeded once per round, so a player sees the same worlds every round) after a
 warm-up (numba compiles, caches fill).
 
-The rows: ``pimc:draws=python`` and ``pimc_net:draws=python`` draw each world
-in Python (``WorldSampler.draw``, the path before the compiled sampler);
-``pimc`` and ``pimc_net`` draw a decision's worlds in one compiled call
-(``WorldSampler.draw_many``).  Both use the batched, compiled rollouts.  The
-rounds interleave the players (old, new, old, new ...), so a busy spell of a
-shared machine slows both of a pair alike; the ratio old / new is taken per
+The rows: ``pimc:draws=python`` and ``pimc_net:draws=python`` are the path
+before issue 26, left as it was: ``WorldSampler(view)``, each world drawn in
+Python (``WorldSampler.sample``/``draw``), the first world as a ``Deal`` and a
+one-deal ``BatchDeals``, the placements checked, and the compiled rollouts of
+``rollout_kernels.world_gains`` (the batch engine's ``play_rows`` called once per
+lead).  ``pimc`` and ``pimc_net`` (``draws=compiled``, the default) run
+``search.search_gains``: the view read once in Python, then one compiled call
+(``search_kernels.search``) that works out the placing order, draws the worlds
+(``world_kernels``) and plays every world x candidate out with ``play_rows``
+compiled inline.  Both weigh the worlds with ``PimcPlayer.weigh``; both
+``pimc_net`` rows add the network's prior (``encode_view``, ``Policy.logits``).
+The rounds interleave the players (old, new, old, new ...), so a busy spell of
+a shared machine slows both of a pair alike; the ratio old / new is taken per
 round and its median reported, with each row's best round.  Every player
 must make the same decisions in every round (the run fails otherwise).
 
 The split replays the compiled ``pimc`` stage by stage to show where its
-time goes: ``sampler`` (``WorldSampler(view)``: what the view rules out, the
-placing order), ``draws`` (``draw_many``), ``position`` (the first world as
-a ``Deal``, every check), ``batch`` (that position as a one-deal batch
-state, ``state_of_deals``), ``rollouts`` (the compiled ``world_gains`` of every world x
-candidate) and ``choice`` (weights and the pick), each stage's best of the
-rounds.  ``--profile`` adds the cProfile top functions of each row.  Speed is
-never asserted by a test; read the figures ±30% on a shared machine.
+time goes: ``set-up`` (``search._inputs``: the view read and checked, what it
+rules out, ``inference.cannot_hold``), ``draws`` (the compiled call with no
+candidate: the seed, the placing order, the draws and each world's tables),
+``rollouts`` (the full compiled call less that), and ``choice`` (weights and the
+pick), each stage's best of the rounds.  ``--profile`` adds the cProfile top
+functions of each row.  Speed is never asserted by a test; read the figures
+±30% on a shared machine.
 
 ``--choices K`` also checks that the compiled draws choose as the Python ones
 do, position by position: each of ``pimc:draws=python`` and ``pimc`` decides
@@ -58,13 +65,10 @@ from typing import Any
 
 import numpy as np
 
-from popejoan_env.batch.records import state_of_deals
-from popejoan_env.batch.state import tables_of
 from popejoan_env.engine import Deal
-from popejoan_env.players import batch_rollout, make_player
+from popejoan_env.players import make_player, search
 from popejoan_env.players.pimc import PimcPlayer
 from popejoan_env.players.stops import lead_candidates
-from popejoan_env.players.worlds import WorldSampler
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import SeatView, seat_view
 
@@ -105,25 +109,26 @@ def split(views: list[SeatView], samples: int, seed: int) -> dict[str, float]:
     """ms per decision of each stage of the compiled pimc's evaluation and choice."""
     player = PimcPlayer(seed=seed, samples=samples)
     rng = player.rng
-    spent = dict.fromkeys(("sampler", "draws", "position", "batch", "rollouts", "choice"), 0.0)
+    spent = dict.fromkeys(("set-up", "draws", "rollouts", "choice"), 0.0)
     for view in views:
         candidates = lead_candidates(view)
         t0 = time.perf_counter()
-        sampler = WorldSampler(view)
+        inputs = search._inputs(view, candidates, "consistent")
         t1 = time.perf_counter()
-        hands, dead, logs = sampler.draw_many(rng, samples)
+        gains, logs = search.run(view, inputs, rng, samples)
         t2 = time.perf_counter()
-        position = sampler.deals(hands[:1], dead[:1])[0]
-        t3 = time.perf_counter()
-        state, tables = state_of_deals([position]), tables_of(position.rules, position.players)
-        t4 = time.perf_counter()
-        gains = batch_rollout._gains(state, tables, position, hands, dead, candidates, 0)
-        t5 = time.perf_counter()
         totals = player.weigh(gains, logs, candidates)
         max(zip(candidates, totals), key=lambda ct: ct[1])
-        t6 = time.perf_counter()
-        for stage, (a, b) in zip(spent, ((t0, t1), (t1, t2), (t2, t3), (t3, t4), (t4, t5), (t5, t6))):
-            spent[stage] += b - a
+        t3 = time.perf_counter()
+        # The same call without a candidate: the seed, the placing order and the draws, no rollout.
+        position = inputs.position._replace(leads=inputs.position.leads[:0])
+        t4 = time.perf_counter()
+        search.run(view, inputs._replace(position=position), rng, samples)
+        t5 = time.perf_counter()
+        spent["set-up"] += t1 - t0
+        spent["draws"] += t5 - t4
+        spent["rollouts"] += max(0.0, (t2 - t1) - (t5 - t4))
+        spent["choice"] += t3 - t2
     return {k: 1000 * v / len(views) for k, v in spent.items()}
 
 

@@ -9,9 +9,10 @@ leads each candidate and plays the deal to its end, every card by the
 engine's own loop.  The lead is the scalar one exactly, ties included, so the
 counters are those of ``pimc.rollout`` (the tests compare them position by
 position).  ``drawn_gains`` is ``greedy_gains_at`` for the worlds a
-``WorldSampler.draw_many`` drew (``pimc``'s default path): the position's
-one-deal state without a ``BatchDeals`` around it, and no per-world check of
-the placements, which the sampler keeps.  ``worlds_batch`` gives the worlds
+``WorldSampler.draw_many`` drew: the position's one-deal state without a
+``BatchDeals`` around it, and no per-world check of the placements, which the
+sampler keeps (``pimc``'s default path before ``search.search_gains``, which
+does the same in one compiled call and is tested against it).  ``worlds_batch`` gives the worlds
 × candidates as one batch (``BatchDeals.with_worlds``), for players that play
 them out otherwise.
 

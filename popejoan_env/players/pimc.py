@@ -100,7 +100,8 @@ class PimcPlayer(ScriptedPlayer):
     ``batch``: the greedy rollouts of every world × candidate at once, ``batch_rollout.greedy_gains``,
     compiled; the same decisions either way; the default is ``batch`` for greedy rollouts:
     ``default_engine``), ``draws`` (``compiled``, the default: a decision's worlds drawn at once by
-    ``WorldSampler.draw_many``, from one seed the player's generator draws; or ``python``: one at a time
+    ``WorldSampler.draw_many``, from one seed the player's generator draws, with the batch engine in one compiled
+    call per decision, ``search.search_gains``; or ``python``: one at a time
     by ``WorldSampler.draw``, as before the compiled sampler: the same distribution, other worlds, so
     other decisions).  Random rollouts always run scalar.
     """
@@ -162,11 +163,19 @@ class PimcPlayer(ScriptedPlayer):
         each weighted by its importance weight (``worlds.place``) so the sum estimates the mean over the
         consistent worlds drawn uniformly (the weights are all equal when nothing constrains the cards); the
         means (the sums over the weights) are kept in ``last_values``."""
-        sampler = WorldSampler(view, self.sampler)
         if self.draws == "python":
-            return self._evaluate_drawn_one_by_one(sampler, candidates)
+            return self._evaluate_drawn_one_by_one(WorldSampler(view, self.sampler), candidates)
+        batch = self.engine == "batch" and view.rules.pack == "full"  # the batch rollouts play the full pack only
+        if batch and view.to_act == 0 and view.forced < 0:
+            # The observer's lead (every decision of choose): one compiled call draws the worlds and plays them out
+            # (search.search_gains: the worlds and counters of the stages below, without the stages).
+            from popejoan_env.players.search import search_gains
+
+            gains, logs = search_gains(view, candidates, self.rng, self.samples, self.sampler)
+            return self.weigh(gains, logs, candidates)
+        sampler = WorldSampler(view, self.sampler)
         hands, dead, logs = sampler.draw_many(self.rng, self.samples)
-        if self.engine == "batch" and view.rules.pack == "full":  # the batch rollouts play the full pack only
+        if batch:
             # Imported here: the compiled rollouts load numba, which a scalar pimc need not pay for at import.
             from popejoan_env.players.batch_rollout import drawn_gains
 

@@ -1,6 +1,7 @@
 """Compiled world draws (numba): ``worlds.place`` for many worlds in one call, with its own random numbers.
 
-``WorldSampler.draw_many`` calls ``draw_worlds`` once per batch of worlds.  The kernel places the cards as
+``WorldSampler.draw_many`` calls ``draw_worlds`` once per batch of worlds; ``search_kernels.search`` (``pimc``'s
+one-call search) runs ``_draw`` itself, from the seed ``draw_many`` would use.  The kernel places the cards as
 ``worlds.place`` does, card for card: the constrained cards in their order, each into one of its slots with
 probability proportional to the room left there (a dead end starts the world again, at most ``max_restarts``
 times), then the free cards shuffled into the room left; the log importance weight is ``place``'s formula.

@@ -35,7 +35,8 @@ worlds in one compiled call (``place_many``, ``world_kernels.draw_worlds``),
 as card masks, tens of times faster: the same placing order, the same
 distribution and the same weights, from a seed the caller's generator draws,
 so other worlds than ``draw`` would give.  ``pimc`` draws its worlds this way
-unless told ``draws=python``.
+unless told ``draws=python`` (through ``search.search_gains``, which draws the
+same worlds with the same kernel inside its one compiled call).
 
 Seats in a world are the view's *relative* seats (the observer is seat 0).  A
 world starts *now* (see ``Deal.from_position``): its ``plays``, ``awards``
