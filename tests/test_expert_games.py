@@ -128,3 +128,52 @@ def test_pimc_gives_its_values_and_the_targets_follow_them() -> None:
     assert np.allclose(soft[rows][0][~np.isnan(q)], want / want.sum())
     no_values = expert_games.expert_games("stops_first", four, 3, 3, None, 0.1)
     assert np.isnan(no_values.q).all()
+
+
+def test_expert_iteration_imitates_the_search_guided_by_the_first_network(tmp_path) -> None:
+    from popejoan_env.players import make_player
+    from popejoan_env.players.model_file import read_model
+    from popejoan_env.training import ppo as train_ppo
+
+    summary = train_ppo.main([
+        "--run-name", "x", "--output-dir", str(tmp_path), "--seed", "3", "--imitate-deals", "20",
+        "--imitate-player", "stops_first", "--imitate-epochs", "1", "--imitate-workers", "1",
+        "--improve-deals", "12", "--improve-player", "pimc_net:samples=4", "--improve-epochs", "2",
+        "--eval-interval", "512", "--eval-deals", "2", "--eval-opponents", "random", "--final-eval-deals", "0",
+        "--no-progress", "--no-tensorboard",
+    ])
+    improve = summary["imitation"]["improve"]
+    assert improve["deals"] == 12 and improve["decisions"] > 40 and len(improve["epochs"]) == 2
+    run = tmp_path / "x"
+    first, last = read_model(run / "round1.zip")[1], read_model(run / "model.zip")[1]
+    assert any(not np.array_equal(np.asarray(first[k]), np.asarray(last[k])) for k in first), \
+        "the network learned the guided search's decisions after round 1"
+    # the learning curve: a point before the imitation, after its epoch, and after each of the iteration's two
+    assert [e["imitation_epoch"] for e in summary["evaluations"]] == [0, 1, 2, 3]
+    assert all("random" in e["results"] for e in summary["evaluations"])
+    make_player(f"pimc_net:samples=4,model={run / 'round1.zip'}")  # round 1 is a network the search reads
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--improve-deals", "5", "--imitate-deals", "0"], "needs --imitate-deals"),
+    (["--improve-deals", "5", "--actor", "mlp"], "needs --actor suits"),
+    (["--improve-deals", "5", "--improve-player", "pimc"], "must be a pimc_net spec"),
+    (["--improve-deals", "5", "--improve-player", "pimc_net:model=x.zip"], "without model="),
+    (["--improve-deals", "5", "--improve-player", "pimc_net:nonsense=1"], "no parameter"),
+    (["--improve-deals", "5", "--output-dir", "a,b"], "cannot name"),
+])
+def test_expert_iteration_refuses_what_cannot_run(flags: list[str], says: str) -> None:
+    from popejoan_env.training import ppo as train_ppo
+
+    with pytest.raises(PopeJoanError, match=says):
+        train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, flags, ""))
+
+
+def test_an_evaluation_in_worker_processes_gives_the_same_results() -> None:
+    from popejoan_env.players import shipped_model
+    from popejoan_env.players.learned import load_policy
+    from popejoan_env.training.common import evaluate
+
+    policy = load_policy(shipped_model())
+    args = (policy, ["random", "stops_first"], 6, 11, Rules.preset("modern"), 4)
+    assert evaluate(*args, workers=2) == evaluate(*args)

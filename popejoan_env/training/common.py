@@ -13,6 +13,7 @@ import argparse
 import contextvars
 import dataclasses
 import json
+import multiprocessing
 import os
 import sys
 from collections.abc import Callable
@@ -132,17 +133,27 @@ def set_torch_threads(threads: int) -> None:
 
 # ---------------------------------------------------------------------- evaluation against scripted players
 def evaluate(policy: Any, opponents: list[str], deals: int, seed: int, rules: Any, seats: int, name: str = "model",
-             deal_seed: int | None = None, progress: bool = False) -> dict[str, dict[str, Any]]:
+             deal_seed: int | None = None, progress: bool = False, workers: int = 1) -> dict[str, dict[str, Any]]:
     """A duplicate tournament of ``policy`` (a ``learned.Policy``) against each scripted player, the players
-    seeded with ``seed`` and the deals with ``deal_seed`` (default ``seed``): counters per deal, 95% CI."""
-    out: dict[str, dict[str, Any]] = {}
-    for other in opponents:
-        learner = LearnedPlayer(policy, seed=seed, name=name)
-        result = run_duplicate([learner, make_player(other, seed=seed)], deals=deals,
-                               seed=seed if deal_seed is None else deal_seed, rules=rules, seats=seats,
-                               progress=progress)
-        out[other] = summarise(result, name, other)
-    return out
+    seeded with ``seed`` and the deals with ``deal_seed`` (default ``seed``): counters per deal, 95% CI.
+    ``workers`` > 1: the opponents in that many forked processes (the same results)."""
+    jobs = [(policy, other, deals, seed, rules, seats, name, seed if deal_seed is None else deal_seed,
+             progress and workers == 1) for other in opponents]
+    if workers > 1 and len(jobs) > 1:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(jobs))) as pool:
+            rows = pool.starmap(_against, jobs)
+    else:
+        rows = [_against(*job) for job in jobs]
+    return dict(zip(opponents, rows))
+
+
+def _against(policy: Any, other: str, deals: int, seed: int, rules: Any, seats: int, name: str, deal_seed: int,
+             progress: bool) -> dict[str, Any]:
+    """``evaluate`` against one opponent."""
+    learner = LearnedPlayer(policy, seed=seed, name=name)
+    result = run_duplicate([learner, make_player(other, seed=seed)], deals=deals, seed=deal_seed, rules=rules,
+                           seats=seats, progress=progress)
+    return summarise(result, name, other)
 
 
 def summarise(result: TournamentResult, me: str, other: str) -> dict[str, Any]:

@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import multiprocessing
 import os
 import platform
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -61,7 +63,7 @@ from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, Number, PROB
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
-from popejoan_env.players import make_player, suits
+from popejoan_env.players import GUIDED, make_player, parse_spec, shipped_model, suits
 from popejoan_env.players.learned import model_metadata, policy_from_state, rules_field, save_model
 from popejoan_env.rules import Rules, check_players, parse_rules_options
 from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
@@ -113,6 +115,14 @@ class Args:
     imitate_lr: float = arg(1e-3, "Adam learning rate of the imitation", kind=RATE)
     imitate_workers: int = arg(2, "forked processes playing the imitation deals (the data do not change)",
                                kind=Integer(1, 256))
+    improve_deals: int = arg(0,
+                             "expert iteration: after the imitation, deals of the --improve-player (a search guided "
+                             "by the network just trained) at every seat, whose decisions the network then learns "
+                             "too; 0 = none", kind=Integer(0, 10**7))
+    improve_player: str = arg("pimc_net",
+                              "the search of --improve-deals: a pimc_net spec; model= is the network after the "
+                              "imitation (the run's round1.zip)")
+    improve_epochs: int = arg(4, "passes over the --improve-deals' decisions", kind=Integer(1, 1000))
     deals_per_episode: int = arg(1, "deals in one episode (K > 1: a session with board and balances carried)",
                                  kind=Integer(1, 1000))
     total_timesteps: int = arg(0,
@@ -185,6 +195,9 @@ class Args:
                       "the final one against random, stops_first and pimc, in <output-dir>/quick (flags given with it "
                       "win)")
 
+
+ROUND1 = "round1.zip"
+"""The network after the imitation, which guides the search of the expert iteration (``--improve-deals``)."""
 
 QUICK = {"run_name": "quick", "imitate_deals": 3_000, "eval_deals": 100, "final_eval_deals": 100,
          "final_eval_opponents": "random,stops_first,pimc"}
@@ -260,6 +273,8 @@ def check_args(args: Args) -> Setup:
         raise PopeJoanError("--imitate-deals and --oracle-critic do not combine: the imitation data hold "
                             "observations only, not the hidden hands the oracle critic reads")
     make_player(args.imitate_player)  # an unknown player is refused before anything is written
+    if args.improve_deals:
+        check_improve(args)
     for flag, names in (("--eval-opponents", args.eval_opponents), ("--final-eval-opponents", args.final_eval_opponents)):
         for name in split_list(names):
             try:
@@ -275,9 +290,32 @@ def check_args(args: Args) -> Setup:
                  uses_self=any(name == SELF for name, _ in mix), n_envs=n_envs, n_steps=n_steps)
 
 
+def improve_spec(args: Args, model_path: str) -> str:
+    """The --improve-player spec with the network after the imitation as its model."""
+    name, params = parse_spec(args.improve_player)
+    return f"{name}:" + ",".join(f"{k}={v}" for k, v in {**params, "model": model_path}.items())
+
+
+def check_improve(args: Args) -> None:
+    """Refuse an expert-iteration setting that cannot run, before anything is written."""
+    if not args.imitate_deals:
+        raise PopeJoanError("--improve-deals needs --imitate-deals > 0: the search is guided by the imitated network")
+    if args.actor != suits.ARCHITECTURE:
+        raise PopeJoanError("--improve-deals needs --actor suits: pimc_net reads a suits network")
+    name, params = parse_spec(args.improve_player)
+    if name != GUIDED or "model" in params:
+        raise PopeJoanError(f"--improve-player must be a {GUIDED} spec without model= (the run sets it), "
+                            f"got {args.improve_player!r}")
+    where = os.path.abspath(os.path.join(args.output_dir, args.run_name, ROUND1))
+    if any(c in where for c in ":,"):
+        raise PopeJoanError(f"--improve-deals writes {where}, which a player spec cannot name (it has ':' or ','): "
+                            f"choose an --output-dir without them")
+    make_player(improve_spec(args, shipped_model()))  # its other parameters are checked with a real network
+
+
 def clear_run(run_dir: str) -> None:
     """Remove what an earlier run of the same name wrote (model, run.json, checkpoints, logs), nothing else."""
-    for pattern in ("model.zip", "run.json", "checkpoints/*.zip", "tb/events.out.tfevents.*"):
+    for pattern in ("model.zip", ROUND1, "run.json", "checkpoints/*.zip", "tb/events.out.tfevents.*"):
         for path in glob.glob(os.path.join(run_dir, pattern)):
             os.remove(path)
 
@@ -397,7 +435,7 @@ class CleanRLBoard(TensorBoardOutputFormat):
 
 
 # ---------------------------------------------------------------------- the imitation
-def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback) -> dict[str, Any]:
+def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback, run_dir: str) -> dict[str, Any]:
     """The imitation before PPO: the expert's games, the policy and critic trained on them, an evaluation
     (the learning curve's first point); what ``run.json`` records of it."""
     t0 = time.perf_counter()
@@ -406,24 +444,88 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback)
     games = expert_games(args.imitate_player, tables_of(setup.presets, setup.table_sizes), args.imitate_deals,
                          args.seed + 20_000, setup.balance_range, args.reward_scale, args.imitate_workers)
 
+    beside = Beside(args, setup, callback.eval_seed) if args.eval_interval else None
+
     def after_epoch(epoch: int) -> None:  # the learning curve's points during the imitation
-        if args.eval_interval:
-            t1 = time.perf_counter()
-            callback.record_eval(model, 0, t1 - t0 - callback.first_eval_seconds)
-            callback.evals[-1]["imitation_epoch"] = epoch
-            callback.first_eval_seconds += time.perf_counter() - t1
-            print(f"imitation epoch {epoch}: {callback.last_eval}", flush=True)
+        if beside is not None:
+            row = {"timesteps": 0, "train_seconds": round(time.perf_counter() - t0 - callback.first_eval_seconds, 1),
+                   "imitation_epoch": epoch}
+            callback.evals.append(row)
+            beside.submit(current_policy(model, args, setup, 0), row)
 
     after_epoch(0)  # the network before it learns anything
     history = imitate(model.policy, games, args.imitate_epochs, args.imitate_lr, args.batch_size, args.seed,
                       temperature=args.imitate_temperature, after_epoch=after_epoch)
-    callback.before_seconds = time.perf_counter() - t0 - callback.first_eval_seconds
     print(f"imitation: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
-          f"{callback.before_seconds - games.seconds:.0f} s; held-out agreement with {args.imitate_player} "
-          f"{history[-1]['held_out_agreement']:.1%}", flush=True)
-    return {"deals": args.imitate_deals, "decisions": int(len(games.action)), "player": args.imitate_player,
-            "games_seconds": round(games.seconds, 1), "seconds": round(callback.before_seconds, 1),
-            "epochs": history}
+          f"{time.perf_counter() - t0 - callback.first_eval_seconds - games.seconds:.0f} s; held-out agreement "
+          f"with {args.imitate_player} {history[-1]['held_out_agreement']:.1%}", flush=True)
+    out = {"deals": args.imitate_deals, "decisions": int(len(games.action)), "player": args.imitate_player,
+           "games_seconds": round(games.seconds, 1), "epochs": history}
+    del games
+    if args.improve_deals:
+        out["improve"] = improve(model, args, setup, callback, after_epoch, run_dir)
+    if beside is not None:
+        t1 = time.perf_counter()
+        beside.close()  # the last evaluations: the wait is evaluation time, not training
+        callback.first_eval_seconds += time.perf_counter() - t1
+        callback.last_eval = beside.last
+    callback.before_seconds = time.perf_counter() - t0 - callback.first_eval_seconds
+    out["seconds"] = round(callback.before_seconds, 1)
+    return out
+
+
+class Beside:
+    """The learning curve's evaluations during the imitation, in one forked process beside the training: the
+    training uses one torch thread, so on two cores they cost it little wall time.  Each result fills its row of
+    ``Callback.evals`` and is printed as it arrives."""
+
+    def __init__(self, args: Args, setup: Setup, seed: int) -> None:
+        self.args, self.setup, self.seed = args, setup, seed
+        self.pool = multiprocessing.get_context("fork").Pool(1)
+        self.pending: list[tuple[dict[str, Any], Any]] = []
+        self.last = ""
+        """The latest evaluation, as text."""
+
+    def submit(self, policy: Any, row: dict[str, Any]) -> None:
+        """Evaluate ``policy`` (a numpy ``Policy``) against --eval-opponents; its results go to ``row``."""
+        args = self.args
+        job = (policy, split_list(args.eval_opponents), args.eval_deals, self.seed, self.setup.rules,
+               self.setup.table_sizes[0])
+        self.pending.append((row, self.pool.apply_async(evaluate, job)))
+        self.collect()
+
+    def collect(self, wait: bool = False) -> None:
+        """Fill the rows whose evaluations are done (all of them, with ``wait``), in order."""
+        while self.pending and (wait or self.pending[0][1].ready()):
+            row, result = self.pending.pop(0)
+            row["results"] = result.get()
+            self.last = " ".join(f"model-{k} {r['diff_mean']:+.2f}" for k, r in row["results"].items())
+            print(f"imitation epoch {row['imitation_epoch']} ({row['train_seconds'] / 60:.1f} min): {self.last}",
+                  flush=True)
+
+    def close(self) -> None:
+        """Wait for every evaluation, then end the process."""
+        self.collect(wait=True)
+        self.pool.close()
+        self.pool.join()
+
+
+def improve(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
+            after_epoch: Callable[[int], None], run_dir: str) -> dict[str, Any]:
+    """Expert iteration: the search guided by the network just imitated plays ``--improve-deals`` deals, and the
+    network learns its decisions; what ``run.json`` records of it."""
+    first = save_model(model, os.path.join(run_dir, ROUND1), metadata(args, setup, 0))
+    spec = improve_spec(args, os.path.abspath(first))
+    print(f"expert iteration: {args.improve_deals:,} deals of {spec} at every seat", flush=True)
+    games = expert_games(spec, tables_of(setup.presets, setup.table_sizes), args.improve_deals,
+                         args.seed + 30_000, setup.balance_range, args.reward_scale, args.imitate_workers)
+    history = imitate(model.policy, games, args.improve_epochs, args.imitate_lr, args.batch_size, args.seed + 1,
+                      temperature=args.imitate_temperature,
+                      after_epoch=lambda epoch: after_epoch(args.imitate_epochs + epoch))
+    print(f"expert iteration: {len(games.action):,} decisions in {games.seconds:.0f} s; held-out agreement with "
+          f"the guided search {history[-1]['held_out_agreement']:.1%}", flush=True)
+    return {"deals": args.improve_deals, "decisions": int(len(games.action)), "player": args.improve_player,
+            "round1": ROUND1, "games_seconds": round(games.seconds, 1), "epochs": history}
 
 
 # ---------------------------------------------------------------------- main
@@ -481,7 +583,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     # the imitation, then PPO
     callback = Callback(args, setup, ckpt_dir, eval_seed)
-    imitated = warm_start(model, args, setup, callback) if args.imitate_deals else None
+    imitated = warm_start(model, args, setup, callback, run_dir) if args.imitate_deals else None
     if setup.uses_self:  # the 'self' share needs a snapshot before the first reset: the untrained network
         first = save_model(model, os.path.join(ckpt_dir, "snapshot_0000000.zip"), metadata(args, setup, 0))
         vec.env_method("add_snapshot", first)
@@ -508,7 +610,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               f"{args.final_eval_opponents}", flush=True)
         t0 = time.perf_counter()
         final = evaluate(current_policy(model, args, setup, steps), split_list(args.final_eval_opponents),
-                         args.final_eval_deals, eval_seed, setup.rules, setup.table_sizes[0], progress=args.progress)
+                         args.final_eval_deals, eval_seed, setup.rules, setup.table_sizes[0], progress=args.progress,
+                         workers=args.imitate_workers)
         final_time = time.perf_counter() - t0
 
     seconds = {"train": train_time, "imitation": callback.before_seconds,
