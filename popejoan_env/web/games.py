@@ -48,6 +48,8 @@ HUMAN = 0
 """The human's seat."""
 DEFAULT_OPPONENT = "stops_first"
 """Opponent of every seat a new game does not name."""
+HINT_SEARCH = "pimc"
+"""The search whose choice the hint shows beside the network's probabilities."""
 MAX_DEALS = 100
 """Most deals a session may have."""
 SHIPPED_SHOWN = SHIPPED
@@ -434,7 +436,7 @@ class GameManager:
                     network = {"model": shown, "probs": probs, "best": max(probs, key=probs.__getitem__)}
             seed = np.random.SeedSequence(game.seeds.entropy, spawn_key=(*game.seeds.spawn_key, 1 << 20,
                                                                          len(game.session.deals), len(deal.plays)))
-            pimc = make_player("pimc", seed=_int_seed(seed))
+            pimc = make_player(HINT_SEARCH, seed=_int_seed(seed))
             return {"network": network, "network_reason": reason, "pimc": {"best": CARD_NAMES[pimc.act(view)]}}
 
     # ----------------------------------------------------------------- the state
