@@ -202,7 +202,7 @@ def write_learning_curve(path: str, title: str, evals: list[dict[str, Any]], fin
         ax.errorbar(x, y, yerr=err, marker="o", capsize=3, color=colours[name], label=f"model − {name}",
                     linestyle="-" if len(points) > 1 else "none")
     ax.axhline(0.0, color="grey", linewidth=0.8)
-    ax.set_xlabel("minutes of training (evaluations left out)")
+    ax.set_xlabel("wall-clock minutes of training (the imitation's evaluations run beside it; waits left out)")
     ax.set_ylabel("counters per deal, model − opponent (95% CI)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="best")

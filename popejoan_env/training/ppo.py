@@ -168,10 +168,10 @@ class Args:
     max_snapshots: int = arg(5, "snapshots kept in the 'self' pool (the oldest leave)", kind=Integer(1, 1000))
     eval_interval: int = arg(250_000, "steps between evaluations (0 = only the final one)", kind=Integer(0, 10**10))
     eval_deals: int = arg(200, "duplicate deals per opponent in a periodic evaluation", kind=Integer(2, 10**6))
-    eval_opponents: str = arg("stops_first,pool_hunter",
+    eval_opponents: str = arg("stops_first,pool_hunter,pimc",
                               "scripted players to evaluate against periodically (comma list); evaluations use the "
                               "first table size of --players and the first --preset; they make the learning curve "
-                              "(learning_curve.png)")
+                              "(learning_curve.png; during the imitation they run in a process beside the training)")
     final_eval_deals: int = arg(300, "duplicate deals per opponent in the final evaluation (0 = skip)",
                                 kind=Integer(0, 10**6))
     final_eval_opponents: str = arg("random,lowest,stops_first,pool_hunter,pimc",
