@@ -13,12 +13,12 @@ and drops its cache when that file changed (``_drop_stale_cache``; they compile 
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
 import numba
 from popejoan_env.batch import kernels
+from popejoan_env.players import kernel_cache
 from popejoan_env.batch.kernels import fields, play_rows
 
 _SUIT = np.uint64(0x1FFF)
@@ -172,27 +172,8 @@ def _world_gains(leads, seat, world_hands, world_dead, world_revealed, gains, po
 def _drop_stale_cache() -> None:
     """Flush the cache of the functions that compile ``play_rows`` in when ``batch/kernels.py`` is not the file
     they were cached with (its modification time and size, kept in a stamp file beside the cache)."""
-    caches = [getattr(function, "_cache", None)
-              for function in (_play_out, greedy_rollouts, _greedy_rollouts, world_gains, _world_gains)]
-    if not all(hasattr(c, "flush") and hasattr(c, "_cache_path") for c in caches):
-        return  # a numba whose dispatchers keep their cache otherwise: nothing this guard knows how to flush
-    info = os.stat(kernels.__file__)
-    stamp = f"{info.st_mtime_ns} {info.st_size}\n"
-    path = os.path.join(caches[0]._cache_path, "rollout_kernels.batch_kernels.stamp")
-    try:
-        with open(path) as f:
-            if f.read() == stamp:
-                return
-    except OSError:
-        pass
-    for cache in caches:
-        cache.flush()
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(stamp)
-    except OSError:
-        pass  # a read-only cache: flushed now, checked again next time
+    kernel_cache.drop_stale((_play_out, greedy_rollouts, _greedy_rollouts, world_gains, _world_gains), (kernels,),
+                            "rollout_kernels.batch_kernels.stamp")
 
 
 _drop_stale_cache()

@@ -21,12 +21,12 @@ cache and drops its cache when one of them changed (``_drop_stale_cache``; they 
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
 import numba
 from popejoan_env.batch import kernels
+from popejoan_env.players import kernel_cache
 from popejoan_env.players import rollout_kernels, world_kernels
 from popejoan_env.players.rollout_kernels import greedy_position
 from popejoan_env.players.world_kernels import _draw
@@ -233,28 +233,8 @@ def play_worlds(masks, position, tables, gains):  # type: ignore[no-untyped-def]
 def _drop_stale_cache() -> None:
     """Flush this module's cache when ``batch/kernels.py``, ``rollout_kernels.py`` or ``world_kernels.py`` (compiled
     into its functions) is not the file they were cached with (modification times and sizes, in a stamp file)."""
-    caches = [getattr(function, "_cache", None) for function in (placing_order, search, _positions, play_worlds)]
-    if not all(hasattr(c, "flush") and hasattr(c, "_cache_path") for c in caches):
-        return  # a numba whose dispatchers keep their cache otherwise: nothing this guard knows how to flush
-    stamp = ""
-    for source in (kernels, rollout_kernels, world_kernels):
-        info = os.stat(source.__file__)
-        stamp += f"{info.st_mtime_ns} {info.st_size}\n"
-    path = os.path.join(caches[0]._cache_path, "search_kernels.sources.stamp")
-    try:
-        with open(path) as f:
-            if f.read() == stamp:
-                return
-    except OSError:
-        pass
-    for cache in caches:
-        cache.flush()
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(stamp)
-    except OSError:
-        pass  # a read-only cache: flushed now, checked again next time
+    kernel_cache.drop_stale((placing_order, search, _positions, play_worlds), (kernels, rollout_kernels, world_kernels),
+                            "search_kernels.sources.stamp")
 
 
 _drop_stale_cache()
