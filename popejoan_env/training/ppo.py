@@ -455,17 +455,22 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
             callback.evals.append(row)
             beside.submit(current_policy(model, args, setup, 0), row)
 
-    after_epoch(0)  # the network before it learns anything
-    history = imitate(model.policy, games, args.imitate_epochs, args.imitate_lr, args.batch_size, args.seed,
-                      temperature=args.imitate_temperature, after_epoch=after_epoch)
-    print(f"imitation: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
-          f"{time.perf_counter() - t0 - callback.first_eval_seconds - games.seconds:.0f} s; held-out agreement "
-          f"with {args.imitate_player} {history[-1]['held_out_agreement']:.1%}", flush=True)
-    out = {"deals": args.imitate_deals, "decisions": int(len(games.action)), "player": args.imitate_player,
-           "games_seconds": round(games.seconds, 1), "epochs": history}
-    del games
-    if args.improve_deals:
-        out["improve"] = improve(model, args, setup, callback, after_epoch, run_dir)
+    try:
+        after_epoch(0)  # the network before it learns anything
+        history = imitate(model.policy, games, args.imitate_epochs, args.imitate_lr, args.batch_size, args.seed,
+                          temperature=args.imitate_temperature, after_epoch=after_epoch)
+        print(f"imitation: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
+              f"{time.perf_counter() - t0 - callback.first_eval_seconds - games.seconds:.0f} s; held-out agreement "
+              f"with {args.imitate_player} {history[-1]['held_out_agreement']:.1%}", flush=True)
+        out = {"deals": args.imitate_deals, "decisions": int(len(games.action)), "player": args.imitate_player,
+               "games_seconds": round(games.seconds, 1), "epochs": history}
+        del games
+        if args.improve_deals:
+            out["improve"] = improve(model, args, setup, callback, after_epoch, run_dir)
+    except BaseException:
+        if beside is not None:
+            beside.pool.terminate()  # an interrupted run leaves no evaluation process behind
+        raise
     if beside is not None:
         t1 = time.perf_counter()
         beside.close()  # the last evaluations: the wait is evaluation time, not training
