@@ -8,8 +8,8 @@ Run from the repository root (needs the ``web`` extra)::
 
 The positions: games of ``GameManager`` (seeded ``--seed``; ``stops_first`` at the other seats) in which the
 human plays a random legal card; every position where the human chooses among two or more cards is kept.
-Each round asks ``GameManager.hint`` at every position, first with ``HINT_SEARCH = "pimc:draws=python"``,
-then with ``"pimc"`` (the two alternate position by position, so a busy spell slows both alike); the two
+Each round asks ``GameManager.hint`` at every position with ``HINT_SEARCH = "pimc:draws=python"`` and with
+``"pimc"``, each first at every other position, so a busy spell slows both alike; the two
 draw their worlds from different streams of the same distribution, so they show the same card at most
 positions, not all (the share is reported).  A hint is the shipped network's probabilities plus the search's
 choice; the HTTP layer around it adds about a millisecond (``bench_web.py``).  Reported: p50 and p99 of
@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from popejoan_env.cli import SEED, Integer
+from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 from popejoan_env.web import games as web_games
 
 OLD, NEW = "pimc:draws=python", "pimc"
@@ -41,7 +43,7 @@ def hint_rows(manager: web_games.GameManager, players: int, preset: str, count: 
         while not state["over"] and len(rows) < count:
             if len(state["legal"]) > 1:
                 row: dict[str, Any] = {}
-                for spec in (OLD, NEW):
+                for spec in ((OLD, NEW) if len(rows) % 2 == 0 else (NEW, OLD)):  # each first at every other
                     web_games.HINT_SEARCH = spec
                     t0 = time.perf_counter()
                     row[spec] = manager.hint(game_id)["pimc"]["best"]
@@ -54,12 +56,12 @@ def hint_rows(manager: web_games.GameManager, players: int, preset: str, count: 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Time the hints; print the table (or JSON) and return it."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--players", type=int, default=4)
-    parser.add_argument("--preset", default="modern")
-    parser.add_argument("--positions", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--players", type=Integer(MIN_PLAYERS, MAX_PLAYERS), default=4, help="seats (default 4)")
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="modern", help="rules preset (default modern)")
+    parser.add_argument("--positions", type=Integer(1, 100_000), default=300, help="positions a round (default 300)")
+    parser.add_argument("--rounds", type=Integer(1, 100), default=3, help="rounds after the warm-up (default 3)")
+    parser.add_argument("--seed", type=SEED, default=1, help="seed of the games and the human's cards (default 1)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     rounds, same = [], []
     for r in range(args.rounds + 1):  # round 0 warms up (numba compiles, the network loads)
