@@ -25,6 +25,7 @@ import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from types import FrameType
+from typing import Any
 
 from popejoan_env.errors import PopeJoanError
 
@@ -126,6 +127,18 @@ def write_atomic(path: str, data: str | bytes) -> str:
     with replacing(path) as tmp:
         with open(tmp, "wb" if isinstance(data, bytes) else "w") as fh:
             fh.write(data)
+    return path
+
+
+def save_png(fig: Any, path: str, dpi: int = 110) -> str:
+    """Save a matplotlib figure to ``path`` as a PNG, atomically (``replacing``), and close it; returns the path."""
+    import matplotlib.pyplot as plt
+
+    try:
+        with replacing(path) as tmp:
+            fig.savefig(tmp, dpi=dpi, format="png")
+    finally:
+        plt.close(fig)
     return path
 
 

@@ -24,14 +24,19 @@ BACKENDS = ("local", "ray")
 """Where the deals are played: this machine (``--workers`` processes) or Ray (``--address``)."""
 
 
+def add_table_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--preset`` and ``--seats``: the table an evaluation (or ``popejoan exploit``) plays at."""
+    parser.add_argument("--preset", default="modern", help=f"rules preset: {', '.join(PRESETS)} (default modern)")
+    parser.add_argument("--seats", type=Integer(MIN_PLAYERS, MAX_PLAYERS), default=4,
+                        help=f"seats at the table, {MIN_PLAYERS}..{MAX_PLAYERS} (default 4)")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``popejoan evaluate``."""
     parser.add_argument("agent", metavar="AGENT",
                         help="the player to evaluate: a saved model (.zip), a scripted name, shipped, pimc_net, or "
                              "module:factory for your own (factory(seed=...) returns a player with act(view))")
-    parser.add_argument("--preset", default="modern", help=f"rules preset: {', '.join(PRESETS)} (default modern)")
-    parser.add_argument("--seats", type=Integer(MIN_PLAYERS, MAX_PLAYERS), default=4,
-                        help=f"seats at the table, {MIN_PLAYERS}..{MAX_PLAYERS} (default 4)")
+    add_table_arguments(parser)
     parser.add_argument("--deals", type=Integer(dealset.BLOCK, dealset.DEALS), default=None,
                         help=f"deals of {dealset.VERSION} to play, a multiple of {dealset.BLOCK} (default "
                              f"{dealset.DEALS:,}, the size for a paper)")

@@ -79,7 +79,7 @@ def write_chart(tables: dict[int, dict[str, Any]], title: str, path: str) -> Non
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from popejoan_env.files import replacing
+    from popejoan_env.files import save_png
 
     first = tables[min(tables)]
     order = [row["player"] for row in first["rows"]][::-1]
@@ -98,8 +98,4 @@ def write_chart(tables: dict[int, dict[str, Any]], title: str, path: str) -> Non
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    try:
-        with replacing(path) as tmp:
-            fig.savefig(tmp, dpi=110, format="png")
-    finally:
-        plt.close(fig)
+    save_png(fig, path)

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from popejoan_env.files import check_writable, replacing, write_atomic
+from popejoan_env.files import check_writable, save_png, write_atomic
 from popejoan_env.rules import COMPARTMENTS
 
 
@@ -154,11 +154,7 @@ def write_chart(result: Figures, path: str) -> None:
     ax2.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle(title(result), fontsize=9)
     fig.tight_layout()
-    try:
-        with replacing(path) as tmp:
-            fig.savefig(tmp, dpi=110, format="png")
-    finally:
-        plt.close(fig)
+    save_png(fig, path)
 
 
 def output_paths(prefix: str, chart: bool = True) -> list[str]:

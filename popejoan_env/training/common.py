@@ -21,7 +21,7 @@ from typing import Any, NoReturn, TypeVar
 
 from popejoan_env.cli import Integer, Number, OneLineParser
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.files import check_writable, replacing, write_atomic
+from popejoan_env.files import check_writable, save_png, write_atomic
 from popejoan_env.players import make_player
 from popejoan_env.players.learned import LearnedPlayer
 from popejoan_env.tournament import TournamentResult, run_duplicate
@@ -208,7 +208,4 @@ def write_learning_curve(path: str, title: str, evals: list[dict[str, Any]], fin
     ax.legend(fontsize=8, loc="best")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    with replacing(path) as tmp:
-        fig.savefig(tmp, format="png")
-    plt.close(fig)
-    return path
+    return save_png(fig, path)
