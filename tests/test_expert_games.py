@@ -91,7 +91,8 @@ def test_train_ppo_imitates_first_and_refuses_what_does_not_combine(tmp_path) ->
     assert im["deals"] == 30 and im["decisions"] > 100 and len(im["epochs"]) == 2
     assert summary["evaluations"][0]["timesteps"] == 0, "the learning curve starts after the imitation"
     for flags, message in ((["--imitate-deals", "5", "--oracle-critic"], "do not combine"),
-                           (["--imitate-player", "nobody"], "unknown player")):
+                           (["--imitate-player", "nobody"], "unknown player"),
+                           (["--imitate-loss", "mean"], "--imitate-loss must be one of choice, regret")):
         with pytest.raises(PopeJoanError, match=message):
             train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, flags, ""))
     with pytest.raises(SystemExit):  # a negative count is refused as the command line is read (tests/test_flags.py)
@@ -128,6 +129,58 @@ def test_pimc_gives_its_values_and_the_targets_follow_them() -> None:
     assert np.allclose(soft[rows][0][~np.isnan(q)], want / want.sum())
     no_values = expert_games.expert_games("stops_first", four, 3, 3, None, 0.1)
     assert np.isnan(no_values.q).all()
+
+
+def test_regrets_are_what_each_legal_card_gives_up_by_the_experts_values() -> None:
+    nan = np.nan
+    legal = np.zeros((4, 52), dtype=bool)
+    legal[:, [3, 4, 9]] = True
+    q = np.full((4, 52), nan, dtype=np.float32)
+    q[0, [3, 4, 9]] = [1.0, -2.0, 0.5]  # every legal card searched
+    q[1, [3, 9]] = [2.0, 3.5]  # card 4 not searched (a run's middle): it counts as the worst searched card
+    q[2, 3] = 7.0  # one value: no comparison, no regret
+    z = np.zeros(4)
+    games = expert_games.Games(np.zeros((4, 1)), legal, np.array([3, 9, 3, 4]), z, z, z, q)
+    r = expert_games.regrets(games)
+    assert r.dtype == np.float32 and (r[:, ~legal[0]] == 0).all(), "illegal cards give up nothing"
+    assert r[0, [3, 4, 9]].tolist() == [0.0, 3.0, 0.5]
+    assert r[1, [3, 4, 9]].tolist() == [1.5, 1.5, 0.0]
+    assert (r[2:] == 0).all(), "a decision with fewer than two values teaches the choice only"
+
+
+def test_the_regret_loss_learns_the_best_mean_value_where_the_choice_loss_copies_a_noisy_search(
+        games: expert_games.Games) -> None:
+    # A search over few worlds that usually misses a rare disaster: card B looks 0.5 better than card A in 80% of
+    # its searches and 5 worse in the rest, so it picks B 80% of the time though A is worth more on average
+    # (B: 0.8 x 0.5 - 0.2 x 5 = -0.6).  The cross-entropy copies the choice; the expected regret learns A.
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
+
+    a, b = 11, 30
+    rng = np.random.default_rng(4)
+    n = len(games.action)
+    legal = np.zeros((n, 52), dtype=bool)
+    legal[:, [a, b]] = True
+    q = np.full((n, 52), np.nan, dtype=np.float32)
+    q[:, a] = 0.0
+    q[:, b] = np.where(rng.random(n) < 0.8, 0.5, -5.0)
+    noisy = expert_games.Games(games.obs, legal, np.where(q[:, b] > 0, b, a), games.value, games.deal, games.seat, q)
+    picks = {}
+    for loss in expert_games.LOSSES:
+        torch.manual_seed(0)
+        model = MaskablePPO("MlpPolicy", make_batch_vec_env(2, 0, players="3,5", opponents="random"), device="cpu",
+                            policy_kwargs=dict(net_arch=dict(pi=[32], vf=[32])), seed=0)
+        history = expert_games.imitate(model.policy, noisy, epochs=4, lr=3e-3, batch_size=64, seed=0, loss=loss)
+        with torch.no_grad():
+            logits = model.policy.action_net(model.policy.mlp_extractor(
+                model.policy.extract_features(torch.as_tensor(games.obs)))[0])
+        picks[loss] = float((logits[:, a] > logits[:, b]).float().mean())
+        assert "held_out_regret" in history[-1]
+    assert picks["choice"] < 0.1 and picks["regret"] > 0.9, picks
+    with pytest.raises(ValueError, match="loss must be one of"):
+        expert_games.imitate(model.policy, noisy, epochs=1, lr=1e-3, batch_size=64, seed=0, loss="mean")
 
 
 def test_expert_iteration_imitates_the_search_guided_by_the_first_network(tmp_path) -> None:

@@ -10,10 +10,18 @@ dealt from ``default_rng([seed, d])`` and its players seeded from
 ``[seed, d, 1]``, so the data do not depend on how many worker processes play
 them.
 
-``imitate`` trains an SB3 policy on them: cross-entropy of the masked logits
-against the expert's card (the actor) plus the squared error of the value
-(the critic), with Adam, a twentieth of the decisions held out to report how
-often the actor picks the expert's card.  PPO then starts from a policy that
+``imitate`` trains an SB3 policy on them, with Adam, a twentieth of the
+decisions held out to report how often the actor picks the expert's card and
+what its card gives up by the expert's values.  The critic learns the value
+(squared error); the actor, by ``loss``:
+
+* ``choice``: the cross-entropy of the masked logits against the expert's card;
+* ``regret``: the expected regret of the actor's masked softmax under the
+  expert's values of the cards (``regrets``), plus ``choice_weight`` × that
+  cross-entropy.  The regret is linear in the values, so the noise of a search
+  over a few worlds averages out over the positions instead of being copied
+  into its choices: the actor learns towards the search's best card by its
+  mean values over many worlds, and weighs each mistake by what it costs.  PPO then starts from a policy that
 already plays like the search, and a critic that already knows what a position
 is worth.
 
@@ -188,13 +196,34 @@ def targets(games: Games, temperature: float) -> np.ndarray:
     return out
 
 
+LOSSES = ("choice", "regret")
+"""What the actor learns in ``imitate``: the expert's card, or to lose the fewest counters by its values."""
+
+
+def regrets(games: Games) -> np.ndarray:
+    """float32 [n, 52]: at each decision, the counters each legal card falls short of the expert's best card by its
+    values (``Games.q``).  A legal card it did not search (the middle of a run in hand: leading the run's bottom
+    plays it and more) counts as its worst searched card; illegal cards, and decisions with fewer than two values,
+    get 0."""
+    searched = ~np.isnan(games.q)
+    count = searched.sum(axis=1)
+    best = np.where(searched, games.q, -np.inf).max(axis=1, initial=-np.inf)
+    worst = np.where(searched, games.q, np.inf).min(axis=1, initial=np.inf)
+    q = np.where(searched, games.q, worst[:, None])
+    out = np.where(games.legal & (count >= 2)[:, None], best[:, None] - q, 0.0)
+    return np.maximum(out, 0.0).astype(np.float32)
+
+
 def imitate(policy: Any, games: Games, epochs: int, lr: float, batch_size: int, seed: int,
-            vf_coef: float = 0.5, temperature: float = 0.0,
+            vf_coef: float = 0.5, temperature: float = 0.0, loss: str = "choice", choice_weight: float = 0.1,
             after_epoch: Callable[[int], None] | None = None) -> list[dict[str, float]]:
-    """Train an SB3 ``MaskableActorCriticPolicy`` on the expert's decisions (actor: cross-entropy of the masked
-    logits against ``targets``; critic: squared error of the value); per epoch, the held-out losses and how
-    often the actor picks the expert's card.  ``after_epoch(epoch)`` is called after each epoch (an
-    evaluation for the learning curve)."""
+    """Train an SB3 ``MaskableActorCriticPolicy`` on the expert's decisions (actor: ``loss``, see the module's
+    text; critic: squared error of the value); per epoch, the held-out losses, how often the actor picks the
+    expert's card and the counters its card falls short of the expert's best by the expert's values
+    (``held_out_regret``).  ``after_epoch(epoch)`` is called after each epoch (an evaluation for the learning
+    curve)."""
+    if loss not in LOSSES:
+        raise ValueError(f"imitate: loss must be one of {', '.join(LOSSES)}, got {loss!r}")
     gen = torch.Generator().manual_seed(seed)
     n = len(games.action)
     perm = torch.randperm(n, generator=gen)
@@ -202,29 +231,34 @@ def imitate(policy: Any, games: Games, epochs: int, lr: float, batch_size: int, 
     obs, legal = torch.as_tensor(games.obs), torch.as_tensor(games.legal)
     action, value = torch.as_tensor(games.action), torch.as_tensor(games.value)
     target = torch.as_tensor(targets(games, temperature))
+    regret = torch.as_tensor(regrets(games))
     optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
 
-    def losses(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def losses(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         features = policy.extract_features(obs[rows])
         latent_pi, latent_vf = policy.mlp_extractor(features)
         logits = policy.action_net(latent_pi).masked_fill(~legal[rows], torch.finfo(torch.float32).min)
         actor = torch.nn.functional.cross_entropy(logits, target[rows])
+        if loss == "regret":
+            actor = (torch.softmax(logits, dim=1) * regret[rows]).sum(dim=1).mean() + choice_weight * actor
         critic = torch.nn.functional.mse_loss(policy.value_net(latent_vf).squeeze(-1), value[rows])
-        return actor, critic, (logits.argmax(dim=1) == action[rows]).float().mean()
+        chosen = logits.argmax(dim=1, keepdim=True)
+        return actor, critic, (chosen[:, 0] == action[rows]).float().mean(), regret[rows].gather(1, chosen).mean()
 
     history = []
     policy.set_training_mode(True)
     for epoch in range(epochs):
         order = train[torch.randperm(len(train), generator=gen)]
         for i in range(0, len(order), batch_size):
-            actor, critic, _ = losses(order[i:i + batch_size])
+            actor, critic, _, _ = losses(order[i:i + batch_size])
             optimizer.zero_grad()
             (actor + vf_coef * critic).backward()
             optimizer.step()
         with torch.no_grad():
-            actor, critic, agree = losses(held)
+            actor, critic, agree, given_up = losses(held)
         history.append({"epoch": epoch + 1, "held_out_actor_loss": round(float(actor), 4),
-                        "held_out_value_loss": round(float(critic), 4), "held_out_agreement": round(float(agree), 4)})
+                        "held_out_value_loss": round(float(critic), 4), "held_out_agreement": round(float(agree), 4),
+                        "held_out_regret": round(float(given_up), 4)})
         if after_epoch is not None:
             policy.set_training_mode(False)
             after_epoch(epoch + 1)

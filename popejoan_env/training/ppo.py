@@ -70,7 +70,7 @@ from popejoan_env.players.learned import model_metadata, policy_from_state, rule
 from popejoan_env.rules import Rules, check_players, parse_rules_options
 from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
 
-from popejoan_env.training.expert_games import expert_games, imitate, tables_of
+from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
 from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir,
                                           parse_flags, run_script, set_torch_threads, write_learning_curve,
                                           write_run_json)
@@ -114,6 +114,12 @@ class Args:
                                      "> 0: the actor learns softmax(the expert's mean counters of each card searched / "
                                      "this), not only the card it chose (pimc gives its values)",
                                      kind=Number(0.0, 100.0))
+    imitate_loss: str = arg("choice",
+                            "what the actor learns: choice (cross-entropy to the expert's card) or regret (the expected "
+                            "counters its cards fall short of the expert's best by the expert's values, plus "
+                            "--imitate-choice-weight x that cross-entropy; expert_games.imitate)")
+    imitate_choice_weight: float = arg(0.1, "the cross-entropy's weight under --imitate-loss regret",
+                                       kind=Number(0.0, 100.0))
     imitate_lr: float = arg(1e-3, "Adam learning rate of the imitation", kind=RATE)
     imitate_workers: int = arg(2, "forked processes playing the imitation deals (the data do not change)",
                                kind=Integer(1, 256))
@@ -271,6 +277,8 @@ def check_args(args: Args) -> Setup:
     if args.actor not in ("mlp", suits.ARCHITECTURE) or len(actor_arch) < 2 or min(actor_arch) < 1:
         raise PopeJoanError(f"--actor must be mlp or suits and --actor-arch at least 2 positive widths, "
                             f"got {args.actor!r} and {args.actor_arch!r}")
+    if args.imitate_loss not in LOSSES:
+        raise PopeJoanError(f"--imitate-loss must be one of {', '.join(LOSSES)}, got {args.imitate_loss!r}")
     if args.imitate_deals and args.oracle_critic:
         raise PopeJoanError("--imitate-deals and --oracle-critic do not combine: the imitation data hold "
                             "observations only, not the hidden hands the oracle critic reads")
@@ -458,7 +466,8 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
     try:
         after_epoch(0)  # the network before it learns anything
         history = imitate(model.policy, games, args.imitate_epochs, args.imitate_lr, args.batch_size, args.seed,
-                          temperature=args.imitate_temperature, after_epoch=after_epoch)
+                          temperature=args.imitate_temperature, loss=args.imitate_loss,
+                          choice_weight=args.imitate_choice_weight, after_epoch=after_epoch)
         print(f"imitation: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
               f"{time.perf_counter() - t0 - callback.first_eval_seconds - games.seconds:.0f} s; held-out agreement "
               f"with {args.imitate_player} {history[-1]['held_out_agreement']:.1%}", flush=True)
@@ -527,7 +536,8 @@ def improve(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
     games = expert_games(spec, tables_of(setup.presets, setup.table_sizes), args.improve_deals,
                          args.seed + 30_000, setup.balance_range, args.reward_scale, args.imitate_workers)
     history = imitate(model.policy, games, args.improve_epochs, args.imitate_lr, args.batch_size, args.seed + 1,
-                      temperature=args.imitate_temperature,
+                      temperature=args.imitate_temperature, loss=args.imitate_loss,
+                      choice_weight=args.imitate_choice_weight,
                       after_epoch=lambda epoch: after_epoch(args.imitate_epochs + epoch))
     print(f"expert iteration: {len(games.action):,} decisions in {games.seconds:.0f} s; held-out agreement with "
           f"the guided search {history[-1]['held_out_agreement']:.1%}", flush=True)
