@@ -41,7 +41,6 @@ Speed is never asserted by a test; read the figures ±30% on a shared machine.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
@@ -54,6 +53,7 @@ from typing import Any
 import numpy as np
 
 import popejoan_env
+from popejoan_env.cli import OneLineParser
 from popejoan_env.engine import Deal
 from popejoan_env.rules import Rules
 from popejoan_env.seats import next_dealer
@@ -247,7 +247,7 @@ def machine() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark, print the table and write the JSON results."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="wall time per configuration (default 2)")
     parser.add_argument("--players", type=int, nargs="+", default=[3, 4, 6, 8], help="player counts")
     parser.add_argument("--presets", nargs="+", default=["modern", "victorian"], help="rules presets")

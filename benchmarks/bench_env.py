@@ -31,7 +31,6 @@ Speed is never asserted by a test; read the figures ±30% on a shared machine.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import pathlib
@@ -43,6 +42,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from popejoan_env.cli import OneLineParser
 
 BLOCK = 65536
 RESULTS = pathlib.Path(__file__).parent / "results" / "env.json"
@@ -120,7 +121,7 @@ def ours(quick: bool) -> dict[str, Callable[[], Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure every row, print the table and the ratios, write the JSON results."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="wall time per row and round")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; each row reports its median")
     parser.add_argument("--quick", action="store_true", help="only the 4-player modern rows and the peers")

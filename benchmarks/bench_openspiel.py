@@ -31,6 +31,7 @@ import numpy as np
 
 import popejoan_env.envs.openspiel_game as openspiel_game  # registers the two games
 import pyspiel
+from popejoan_env.cli import OneLineParser
 from popejoan_env.players import exploitability
 from popejoan_env.cards import parse_card
 from popejoan_env.players import make_player
@@ -161,7 +162,7 @@ def run_tournament(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("exploitability", help="exact NashConv of each policy on the small game")
     p.add_argument("--network", default="", help="a model file trained on the small game (popejoan train)")

@@ -65,6 +65,7 @@ from typing import Any
 
 import numpy as np
 
+from popejoan_env.cli import OneLineParser
 from popejoan_env.engine import Deal
 from popejoan_env.players import make_player, search
 from popejoan_env.players.pimc import PimcPlayer
@@ -232,7 +233,7 @@ def measure(rules: str, players: int, args: argparse.Namespace) -> dict[str, Any
 
 def main(argv: list[str] | None = None) -> int:
     """Time the players on each table, print the tables, the ratios and the split."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configs", default="modern:4,victorian:6",
                         help="tables as PRESET:SEATS, comma-separated (default modern:4,victorian:6)")
     parser.add_argument("--pairs", default="pimc,pimc_net", help="players to time: pimc, pimc_net or both")

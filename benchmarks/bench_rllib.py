@@ -14,7 +14,6 @@ overlap).  Needs the ``ray`` extra.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -22,6 +21,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "training"))
 
 import train_rllib  # noqa: E402
+from popejoan_env.cli import OneLineParser  # noqa: E402
 
 
 def measure(runners: int, envs: int, iterations: int, seed: int) -> dict[str, float]:
@@ -54,7 +54,7 @@ def measure(runners: int, envs: int, iterations: int, seed: int) -> dict[str, fl
 
 def main() -> None:
     """Run every set-up and print a table."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runners", default="0,1,2", help="comma list of --num-env-runners values")
     parser.add_argument("--envs", default="16,64,128", help="comma list of --num-envs-per-env-runner values")
     parser.add_argument("--iterations", type=int, default=3, help="timed iterations per set-up (after a warm-up)")

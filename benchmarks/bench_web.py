@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from popejoan_env.cli import OneLineParser
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -151,7 +153,7 @@ def run(clients: int, seconds: float, players: int = 4, opponent: str = "stops_f
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the flags, run the load test and print its figures; exit 1 on any error or lost game."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=100, help="concurrent clients (default 100)")
     parser.add_argument("--seconds", type=float, default=20.0, help="how long clients start games (default 20)")
     parser.add_argument("--players", type=int, default=4, help="seats per game (default 4)")
