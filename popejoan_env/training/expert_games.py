@@ -21,9 +21,10 @@ what its card gives up by the expert's values.  The critic learns the value
   cross-entropy.  The regret is linear in the values, so the noise of a search
   over a few worlds averages out over the positions instead of being copied
   into its choices: the actor learns towards the search's best card by its
-  mean values over many worlds, and weighs each mistake by what it costs.  PPO then starts from a policy that
-already plays like the search, and a critic that already knows what a position
-is worth.
+  mean values over many worlds, and weighs each mistake by what it costs.
+
+PPO then starts from a policy that already plays like the search, and a critic
+that already knows what a position is worth.
 
 (This module was ``training/imitation.py``, the name of a PyPI package that a script beside it would have
 shadowed.)

@@ -1,6 +1,7 @@
-"""Train a Pope Joan policy. The default run, stage by stage: 60,000 deals of the pimc search at every seat;
-8 epochs of imitation of its cards (the actor) and of what each seat won (the critic); no PPO step, since PPO
-after the imitation made every tried model weaker. --total-timesteps N adds MaskablePPO (sb3-contrib) after it,
+"""Train a Pope Joan policy. The default run, stage by stage: 60,000 deals of the pimc search with 128 worlds at
+every seat; 8 epochs of imitation, in which the actor learns to give up the fewest counters by the search's values
+of the cards (plus a little of its choices) and the critic what each seat won; no PPO step, since PPO after the
+imitation made every tried model weaker. --total-timesteps N adds MaskablePPO (sb3-contrib) after it,
 --improve-deals N expert iteration. CleanRL-style, one script, every knob a flag.
 
     python training/train_ppo.py                       # defaults: modern, 4 players, < 15 min on 2 cores
@@ -10,10 +11,12 @@ after the imitation made every tried model weaker. --total-timesteps N adds Mask
     python training/train_ppo.py --help                # every knob, with its help text
 
 The default recipe is the one that measured strongest in 15 minutes (docs/training.md, "The recipe"): 60,000
-deals of ``pimc`` at every seat (``--imitate-deals``, ``popejoan_env/training/expert_games.py``), the ``suits``
-actor (``--actor``) trained to choose its cards and the critic to value the positions, and no PPO
-steps after it (``--total-timesteps 0``): PPO fine-tuning from the imitation lost strength against
-``pimc`` in every setting tried.  With ``--total-timesteps N`` PPO trains on from there.
+deals of ``pimc:samples=128`` at every seat (``--imitate-deals``, ``--imitate-player``,
+``popejoan_env/training/expert_games.py``), the ``suits`` actor of widths 128, 256, 256 (``--actor``,
+``--actor-arch``) trained on the expected regret under the search's values (``--imitate-loss regret``) and the
+critic to value the positions, and no PPO steps after it (``--total-timesteps 0``): PPO fine-tuning from the
+imitation lost strength against ``pimc`` in every setting tried.  With ``--total-timesteps N`` PPO trains on from
+there.
 
 The learner plays one random seat of each deal, as ``popejoan_env.envs.gymnasium_env.PopeJoanGymEnv``
 defines it; the other seats are scripted players and frozen snapshots of the learner
@@ -108,16 +111,17 @@ class Args:
                              "deals of the --imitate-player at every seat whose decisions the policy and critic learn "
                              "first (imitation, popejoan_env/training/expert_games.py), before PPO; 0 = none",
                              kind=Integer(0, 10**7))
-    imitate_player: str = arg("pimc", "the player imitated (a make_player spec)")
+    imitate_player: str = arg("pimc:samples=128", "the player imitated (a make_player spec)")
     imitate_epochs: int = arg(8, "passes over the imitation data", kind=Integer(1, 1000))
     imitate_temperature: float = arg(0.0,
                                      "> 0: the actor learns softmax(the expert's mean counters of each card searched / "
                                      "this), not only the card it chose (pimc gives its values)",
                                      kind=Number(0.0, 100.0))
-    imitate_loss: str = arg("choice",
-                            "what the actor learns: choice (cross-entropy to the expert's card) or regret (the expected "
-                            "counters its cards fall short of the expert's best by the expert's values, plus "
-                            "--imitate-choice-weight x that cross-entropy; expert_games.imitate)")
+    imitate_loss: str = arg("regret",
+                            "what the actor learns: regret (the expected counters its cards fall short of the "
+                            "expert's best by the expert's values, plus --imitate-choice-weight x the cross-entropy "
+                            "to the expert's card) or choice (that cross-entropy alone, the recipe before; "
+                            "expert_games.imitate)")
     imitate_choice_weight: float = arg(0.1, "the cross-entropy's weight under --imitate-loss regret",
                                        kind=Number(0.0, 100.0))
     imitate_lr: float = arg(1e-3, "Adam learning rate of the imitation", kind=RATE)
@@ -147,7 +151,7 @@ class Args:
     actor: str = arg("suits",
                      "the policy network: mlp (--net-arch) or suits (one network shared by the four suits, scoring "
                      "each suit's 13 ranks: popejoan_env.players.suits; widths --actor-arch)")
-    actor_arch: str = arg("64,128,128",
+    actor_arch: str = arg("128,256,256",
                           "widths of a suits actor: the context layer, then the suit network's hidden layers")
     oracle_critic: bool = arg(False,
                               "the value network also reads every hand and the dead hand "
@@ -199,9 +203,9 @@ class Args:
     progress: bool = arg(True, "show a progress bar")
     tensorboard: bool = arg(True, "write TensorBoard logs to <run>/tb")
     quick: bool = arg(False,
-                      "a first run of about a minute: the imitation of 3,000 pimc deals, evaluations of 100 deals, "
-                      "the final one against random, stops_first and pimc, in <output-dir>/quick (flags given with it "
-                      "win)")
+                      "a first run of about a minute: the imitation of 3,000 deals of the --imitate-player, "
+                      "evaluations of 100 deals, the final one against random, stops_first and pimc, in "
+                      "<output-dir>/quick (flags given with it win)")
 
 
 ROUND1 = "round1.zip"
