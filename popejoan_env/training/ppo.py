@@ -286,7 +286,10 @@ def check_args(args: Args) -> Setup:
     if args.imitate_deals and args.oracle_critic:
         raise PopeJoanError("--imitate-deals and --oracle-critic do not combine: the imitation data hold "
                             "observations only, not the hidden hands the oracle critic reads")
-    make_player(args.imitate_player)  # an unknown player is refused before anything is written
+    expert = make_player(args.imitate_player)  # an unknown player is refused before anything is written
+    if args.imitate_deals and args.imitate_loss == "regret" and not hasattr(expert, "last_values"):
+        raise PopeJoanError(f"--imitate-loss regret learns the values of a search (pimc, pimc_net); "
+                            f"--imitate-player {args.imitate_player} gives none: add --imitate-loss choice")
     if args.improve_deals:
         check_improve(args)
     for flag, names in (("--eval-opponents", args.eval_opponents), ("--final-eval-opponents", args.final_eval_opponents)):
