@@ -6,7 +6,7 @@ Run from the repository root::
     python benchmarks/bench_regret.py A.zip B.zip --deals 1000 --reference pimc:samples=4096 --json
 
 The positions: deals (dealt from ``default_rng([seed, d])``) played by ``--driver`` at every seat.  At each
-decision with two or more legal cards the reference search (``pimc:samples=1024`` by default) gives its mean
+decision where the reference (``pimc:samples=1024`` by default) searches two or more cards, it gives its mean
 counters for every card it considers, and each measured player chooses its card for the same view; its regret
 is the reference's best value minus the value of its card.  Reported per player: the mean regret per decision
 with a 95% interval, how often it picks the reference's best card, and the paired difference from the first
@@ -52,9 +52,11 @@ def regrets(specs: list[str], reference: str, driver: str, rules: Rules, players
             playing.reset(seed)
 
         def act(self, view: SeatView) -> int:
+            values: dict[int, float] = {}
             if len(view.legal) > 1:
                 ref.act(view)
                 values = dict(ref.last_values)
+            if len(values) >= 2:  # a single run to lead gives one value: nothing to compare
                 top = max(values, key=values.__getitem__)
                 worst = min(values.values())
                 cards = [int(p.act(view)) for p in measured]
