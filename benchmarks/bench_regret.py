@@ -33,18 +33,16 @@ from popejoan_env.seat_view import SeatView
 from popejoan_env.table import play_until
 
 
-def regrets(specs: list[str], reference: str, driver: str, rules: Rules, players: int, deals: int,
+def regrets(measured: list[Any], ref: Any, playing: Any, rules: Rules, players: int, deals: int,
             seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """[decisions, players]: each player's regret by the reference's values, and whether it chose the reference's
-    best card, at every real decision of ``deals`` deals played by ``driver``."""
-    ref = make_player(reference, seed=seed)
-    measured = [make_player(spec, seed=seed) for spec in specs]
-    playing = make_player(driver, seed=seed)
+    """[decisions, players]: each measured player's regret by the values of ``ref`` (a search that keeps
+    ``last_values``), and whether it chose ``ref``'s best card, at every real decision of ``deals`` deals played by
+    ``playing``."""
     given_up: list[list[float]] = []
     best_card: list[list[bool]] = []
 
     class Driver:
-        """``driver`` at every seat; at each decision, the reference and every measured player asked too."""
+        """``playing`` at every seat; at each decision, the reference and every measured player asked too."""
 
         name = playing.name
 
@@ -98,17 +96,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                                          "(default pimc)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
-    try:
-        for spec in [args.reference, args.driver, *args.players_measured]:
-            make_player(spec)
-        if not hasattr(make_player(args.reference), "last_values"):
+    try:  # every player built once, before any deal: a bad spec is refused in one line
+        ref = make_player(args.reference, seed=args.seed)
+        playing = make_player(args.driver, seed=args.seed)
+        measured = [make_player(spec, seed=args.seed) for spec in args.players_measured]
+        if not hasattr(ref, "last_values"):
             raise PopeJoanError(f"--reference must be a search that gives its values (pimc, pimc_net), "
                                 f"got {args.reference!r}")
     except PopeJoanError as exc:
         parser.error(str(exc))
     rules = Rules.preset(args.preset)
-    given_up, best = regrets(args.players_measured, args.reference, args.driver, rules, args.players, args.deals,
-                             args.seed)
+    given_up, best = regrets(measured, ref, playing, rules, args.players, args.deals, args.seed)
     out: dict[str, Any] = {"players": args.players, "preset": args.preset, "deals": args.deals, "seed": args.seed,
                            "reference": args.reference, "driver": args.driver, "decisions": len(given_up),
                            "measured": []}
