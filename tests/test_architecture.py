@@ -39,10 +39,11 @@ LAYERS: list[Layer] = [
     Layer(("session", "seat_view", "record", "render", "inference"),
           "around a deal: sessions (carry-over and rotation live only here), what one seat may know and what "
           "the table can infer of each hand, game records, the one text picture of a seat's view — stdlib only"),
-    Layer(("observation", "batch", "batch_observation"),
+    Layer(("observation", "batch", "batch_observation", "symmetry"),
           "numpy: the one encoder (a seat's view as a vector and back); the batch engine (N deals as one typed "
           "state: dealing, play, records, and its compiled kernels, numba: card for card the scalar engine) and "
-          "its observations in batch"),
+          "its observations in batch; the suits that play alike and the relabellings of an observation among "
+          "them (`symmetry`)"),
     Layer(("players", "table"),
           "every player answers `act(view)`: scripted, search (`pimc`, `worlds`, and `guided`: `pimc_net`, the "
           "search with a network), learned (the MLP and `suits` actors), human; `table`: the table loop (the "

@@ -23,6 +23,12 @@ what its card gives up by the expert's values.  The critic learns the value
   into its choices: the actor learns towards the search's best card by its
   mean values over many worlds, and weighs each mistake by what it costs.
 
+With ``augment``, each batch is shown under one of the six relabellings of the
+suits that play alike (clubs, hearts and spades; ``popejoan_env/symmetry.py``),
+drawn at random: the network sees every decision in several suits for the games
+of one.  The caller asks for it only where the pack holds those suits
+(``symmetry.plays_alike``).
+
 PPO then starts from a policy that already plays like the search, and a critic
 that already knows what a position is worth.
 
@@ -47,6 +53,7 @@ from popejoan_env.observation import OBS_SIZE, encode
 from popejoan_env.players import make_player
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import SeatView
+from popejoan_env.symmetry import relabellings
 from popejoan_env.table import play_until
 
 
@@ -217,12 +224,13 @@ def regrets(games: Games) -> np.ndarray:
 
 def imitate(policy: Any, games: Games, epochs: int, lr: float, batch_size: int, seed: int,
             vf_coef: float = 0.5, temperature: float = 0.0, loss: str = "choice", choice_weight: float = 0.1,
-            after_epoch: Callable[[int], None] | None = None) -> list[dict[str, float]]:
+            after_epoch: Callable[[int], None] | None = None, augment: bool = False) -> list[dict[str, float]]:
     """Train an SB3 ``MaskableActorCriticPolicy`` on the expert's decisions (actor: ``loss``, see the module's
     text; critic: squared error of the value); per epoch, the held-out losses, how often the actor picks the
     expert's card and the counters its card falls short of the expert's best by the expert's values
     (``held_out_regret``).  ``after_epoch(epoch)`` is called after each epoch (an evaluation for the learning
-    curve)."""
+    curve).  ``augment``: each batch is shown under one of ``symmetry.relabellings()``, drawn at random (the
+    caller's to check ``symmetry.plays_alike``); the held-out decisions are scored as dealt."""
     if loss not in LOSSES:
         raise ValueError(f"imitate: loss must be one of {', '.join(LOSSES)}, got {loss!r}")
     gen = torch.Generator().manual_seed(seed)
@@ -234,24 +242,30 @@ def imitate(policy: Any, games: Games, epochs: int, lr: float, batch_size: int, 
     target = torch.as_tensor(targets(games, temperature))
     regret = torch.as_tensor(regrets(games))
     optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
+    views = [(torch.as_tensor(r.obs), torch.as_tensor(r.cards)) for r in relabellings()] if augment else []
 
-    def losses(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        features = policy.extract_features(obs[rows])
+    def losses(rows: torch.Tensor, view: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        o, lg, tg, rg, card = obs[rows], legal[rows], target[rows], regret[rows], action[rows]
+        if view:  # the batch with the suits alike relabelled: every card-indexed array gathers alike
+            at, cards = views[view]
+            o, lg, tg, rg, card = o[:, at], lg[:, cards], tg[:, cards], rg[:, cards], torch.argsort(cards)[card]
+        features = policy.extract_features(o)
         latent_pi, latent_vf = policy.mlp_extractor(features)
-        logits = policy.action_net(latent_pi).masked_fill(~legal[rows], torch.finfo(torch.float32).min)
-        actor = torch.nn.functional.cross_entropy(logits, target[rows])
+        logits = policy.action_net(latent_pi).masked_fill(~lg, torch.finfo(torch.float32).min)
+        actor = torch.nn.functional.cross_entropy(logits, tg)
         if loss == "regret":
-            actor = (torch.softmax(logits, dim=1) * regret[rows]).sum(dim=1).mean() + choice_weight * actor
+            actor = (torch.softmax(logits, dim=1) * rg).sum(dim=1).mean() + choice_weight * actor
         critic = torch.nn.functional.mse_loss(policy.value_net(latent_vf).squeeze(-1), value[rows])
         chosen = logits.argmax(dim=1, keepdim=True)
-        return actor, critic, (chosen[:, 0] == action[rows]).float().mean(), regret[rows].gather(1, chosen).mean()
+        return actor, critic, (chosen[:, 0] == card).float().mean(), rg.gather(1, chosen).mean()
 
     history = []
     policy.set_training_mode(True)
     for epoch in range(epochs):
         order = train[torch.randperm(len(train), generator=gen)]
         for i in range(0, len(order), batch_size):
-            actor, critic, _, _ = losses(order[i:i + batch_size])
+            view = int(torch.randint(len(views), (1,), generator=gen)) if views else 0
+            actor, critic, _, _ = losses(order[i:i + batch_size], view)
             optimizer.zero_grad()
             (actor + vf_coef * critic).backward()
             optimizer.step()
