@@ -113,6 +113,16 @@ def test_a_table_size_listed_twice_gets_twice_the_deals_and_is_recorded_once() -
     assert train_ppo.metadata(args, setup, 0)["players"] == [4, 3]
 
 
+@pytest.mark.parametrize("flags, relabelled", [([], True), (["--no-imitate-augment"], False),
+                                                (["--preset", "modern,victorian"], True),
+                                                (["--rules-option", "pack=small", "--players", "3"], False)])
+def test_the_suits_are_relabelled_by_default_where_the_pack_holds_them(flags: list[str], relabelled: bool) -> None:
+    from popejoan_env.training import ppo as train_ppo
+
+    args = train_ppo.parse_flags(train_ppo.Args, flags, "")
+    assert train_ppo.relabels(args, train_ppo.check_args(args)) is relabelled
+
+
 def test_pimc_gives_its_values_and_the_targets_follow_them() -> None:
     four = expert_games.tables_of([Rules.preset("modern")], [4])
     games = expert_games.expert_games("pimc:samples=8", four, 6, 3, None, 0.1, workers=1)

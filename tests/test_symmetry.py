@@ -35,8 +35,7 @@ def test_the_relabellings_are_the_six_orders_of_clubs_hearts_spades_and_diamonds
     for view in views:
         assert view.suits[1] == 1 and view.card(POPE) == POPE
         assert sorted(view.obs.tolist()) == list(range(len(view.obs))), "a gather that is a permutation"
-        cards = np.arange(52)
-        assert [view.card(c) for c in range(52)] == np.argsort(view.cards).tolist() == np.argsort(cards[view.cards]).tolist()
+        assert [view.card(c) for c in range(52)] == np.argsort(view.cards).tolist(), "card() and the gather agree"
     assert symmetry.plays_alike(Rules.preset("modern")) and not symmetry.plays_alike(Rules(pack="small"))
 
 

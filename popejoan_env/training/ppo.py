@@ -1,8 +1,9 @@
-"""Train a Pope Joan policy. The default run, stage by stage: 60,000 deals of the pimc search with 128 worlds at
-every seat; 8 epochs of imitation, in which the actor learns to give up the fewest counters by the search's values
-of the cards (plus a little of its choices) and the critic what each seat won; no PPO step, since PPO after the
-imitation made every tried model weaker. --total-timesteps N adds MaskablePPO (sb3-contrib) after it,
---improve-deals N expert iteration. CleanRL-style, one script, every knob a flag.
+"""Train a Pope Joan policy. The default run, stage by stage: 90,000 deals of the pimc search with 128 worlds at
+every seat; 6 epochs of imitation, in which the actor learns to give up the fewest counters by the search's values
+of the cards (plus a little of its choices), each batch with clubs, hearts and spades relabelled at random, and the
+critic what each seat won; no PPO step, since PPO after the imitation made every tried model weaker.
+--total-timesteps N adds MaskablePPO (sb3-contrib) after it, --improve-deals N expert iteration. CleanRL-style, one
+script, every knob a flag.
 
     python training/train_ppo.py                       # defaults: modern, 4 players, < 15 min on 2 cores
     python training/train_ppo.py --players 3,4,5 --opponents "stops_first:0.5,self:0.5" --total-timesteps 3000000
@@ -10,13 +11,14 @@ imitation made every tried model weaker. --total-timesteps N adds MaskablePPO (s
     python training/train_ppo.py --quick               # a first run of about a minute (models/quick/)
     python training/train_ppo.py --help                # every knob, with its help text
 
-The default recipe is the one that measured strongest in 15 minutes (docs/training.md, "The recipe"): 60,000
+The default recipe is the one that measured strongest in 15 minutes (docs/training.md, "The recipe"): 90,000
 deals of ``pimc:samples=128`` at every seat (``--imitate-deals``, ``--imitate-player``,
 ``popejoan_env/training/expert_games.py``), the ``suits`` actor of widths 128, 256, 256 (``--actor``,
-``--actor-arch``) trained on the expected regret under the search's values (``--imitate-loss regret``) and the
-critic to value the positions, and no PPO steps after it (``--total-timesteps 0``): PPO fine-tuning from the
-imitation lost strength against ``pimc`` in every setting tried.  With ``--total-timesteps N`` PPO trains on from
-there.
+``--actor-arch``) trained for 6 epochs on the expected regret under the search's values (``--imitate-loss
+regret``), the suits that play alike relabelled at random batch by batch (``--imitate-augment``,
+``popejoan_env/symmetry.py``), and the critic to value the positions, and no PPO steps after it
+(``--total-timesteps 0``): PPO fine-tuning from the imitation lost strength against ``pimc`` in every setting
+tried.  With ``--total-timesteps N`` PPO trains on from there.
 
 The learner plays one random seat of each deal, as ``popejoan_env.envs.gymnasium_env.PopeJoanGymEnv``
 defines it; the other seats are scripted players and frozen snapshots of the learner
@@ -72,6 +74,7 @@ from popejoan_env.players import GUIDED, make_player, parse_spec, shipped_model,
 from popejoan_env.players.learned import model_metadata, policy_from_state, rules_field, save_model
 from popejoan_env.rules import Rules, check_players, parse_rules_options
 from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
+from popejoan_env.symmetry import plays_alike
 
 from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
 from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir,
@@ -107,12 +110,16 @@ class Args:
     opponents: str = arg("stops_first:0.5,pool_hunter:0.2,random:0.05,self:0.25",
                          "opponents mix name:weight,...; each other seat draws a player from it every deal; 'self' = a "
                          "frozen snapshot of the learner")
-    imitate_deals: int = arg(60_000,
+    imitate_deals: int = arg(90_000,
                              "deals of the --imitate-player at every seat whose decisions the policy and critic learn "
                              "first (imitation, popejoan_env/training/expert_games.py), before PPO; 0 = none",
                              kind=Integer(0, 10**7))
     imitate_player: str = arg("pimc:samples=128", "the player imitated (a make_player spec)")
-    imitate_epochs: int = arg(8, "passes over the imitation data", kind=Integer(1, 1000))
+    imitate_epochs: int = arg(6, "passes over the imitation data", kind=Integer(1, 1000))
+    imitate_augment: bool = arg(True,
+                                "show each batch of the imitation with clubs, hearts and spades relabelled at random "
+                                "(they play alike: popejoan_env/symmetry.py); only where the pack holds them all, "
+                                "off for pack=small")
     imitate_temperature: float = arg(0.0,
                                      "> 0: the actor learns softmax(the expert's mean counters of each card searched / "
                                      "this), not only the card it chose (pimc gives its values)",
@@ -456,8 +463,11 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
     """The imitation before PPO: the expert's games, the policy and critic trained on them, an evaluation
     (the learning curve's first point); what ``run.json`` records of it."""
     t0 = time.perf_counter()
+    augment = relabels(args, setup)
     print(f"imitation: {args.imitate_deals:,} deals of {args.imitate_player} at every seat, "
-          f"{args.imitate_workers} worker(s)", flush=True)
+          f"{args.imitate_workers} worker(s); "
+          + ("clubs, hearts and spades relabelled at random batch by batch" if augment else "no suits relabelled"),
+          flush=True)
     games = expert_games(args.imitate_player, tables_of(setup.presets, setup.table_sizes), args.imitate_deals,
                          args.seed + 20_000, setup.balance_range, args.reward_scale, args.imitate_workers)
 
@@ -474,12 +484,12 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
         after_epoch(0)  # the network before it learns anything
         history = imitate(model.policy, games, args.imitate_epochs, args.imitate_lr, args.batch_size, args.seed,
                           temperature=args.imitate_temperature, loss=args.imitate_loss,
-                          choice_weight=args.imitate_choice_weight, after_epoch=after_epoch)
+                          choice_weight=args.imitate_choice_weight, after_epoch=after_epoch, augment=augment)
         print(f"imitation: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
               f"{time.perf_counter() - t0 - callback.first_eval_seconds - games.seconds:.0f} s; held-out agreement "
               f"with {args.imitate_player} {history[-1]['held_out_agreement']:.1%}", flush=True)
         out = {"deals": args.imitate_deals, "decisions": int(len(games.action)), "player": args.imitate_player,
-               "games_seconds": round(games.seconds, 1), "epochs": history}
+               "suits_relabelled": augment, "games_seconds": round(games.seconds, 1), "epochs": history}
         del games
         if args.improve_deals:
             out["improve"] = improve(model, args, setup, callback, after_epoch, run_dir)
@@ -495,6 +505,11 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
     callback.before_seconds = time.perf_counter() - t0 - callback.first_eval_seconds
     out["seconds"] = round(callback.before_seconds, 1)
     return out
+
+
+def relabels(args: Args, setup: Setup) -> bool:
+    """Whether the imitation relabels the suits alike: ``--imitate-augment``, where every preset's pack holds them."""
+    return args.imitate_augment and all(plays_alike(rules) for rules in setup.presets)
 
 
 class Beside:
@@ -545,7 +560,8 @@ def improve(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
     history = imitate(model.policy, games, args.improve_epochs, args.imitate_lr, args.batch_size, args.seed + 1,
                       temperature=args.imitate_temperature, loss=args.imitate_loss,
                       choice_weight=args.imitate_choice_weight,
-                      after_epoch=lambda epoch: after_epoch(args.imitate_epochs + epoch))
+                      after_epoch=lambda epoch: after_epoch(args.imitate_epochs + epoch),
+                      augment=relabels(args, setup))
     print(f"expert iteration: {len(games.action):,} decisions in {games.seconds:.0f} s; held-out agreement with "
           f"the guided search {history[-1]['held_out_agreement']:.1%}", flush=True)
     return {"deals": args.improve_deals, "decisions": int(len(games.action)), "player": args.improve_player,
