@@ -113,14 +113,17 @@ def test_a_table_size_listed_twice_gets_twice_the_deals_and_is_recorded_once() -
     assert train_ppo.metadata(args, setup, 0)["players"] == [4, 3]
 
 
-@pytest.mark.parametrize("flags, relabelled", [([], True), (["--no-imitate-augment"], False),
-                                                (["--preset", "modern,victorian"], True),
-                                                (["--rules-option", "pack=small", "--players", "3"], False)])
-def test_the_suits_are_relabelled_by_default_where_the_pack_holds_them(flags: list[str], relabelled: bool) -> None:
+def test_the_suits_are_relabelled_when_asked_and_refused_where_the_pack_lacks_them() -> None:
     from popejoan_env.training import ppo as train_ppo
 
-    args = train_ppo.parse_flags(train_ppo.Args, flags, "")
-    assert train_ppo.relabels(args, train_ppo.check_args(args)) is relabelled
+    args = train_ppo.parse_flags(train_ppo.Args, [], "")
+    assert args.imitate_augment is False and args.imitate_deals == 60_000 and args.imitate_epochs == 8
+    for flags in (["--imitate-augment"], ["--imitate-augment", "--preset", "modern,victorian"]):
+        train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, flags, ""))
+    small = train_ppo.parse_flags(train_ppo.Args, ["--imitate-augment", "--rules-option", "pack=small",
+                                                   "--players", "3"], "")
+    with pytest.raises(PopeJoanError, match="pack=small has no clubs or hearts"):
+        train_ppo.check_args(small)
 
 
 def test_pimc_gives_its_values_and_the_targets_follow_them() -> None:
