@@ -117,8 +117,8 @@ class Args:
     imitate_epochs: int = arg(8, "passes over the imitation data", kind=Integer(1, 1000))
     imitate_augment: bool = arg(False,
                                 "show each batch of the imitation with clubs, hearts and spades relabelled at random "
-                                "(they play alike: popejoan_env/symmetry.py; refused for pack=small, which lacks clubs and "
-                                "hearts); measured in docs/training.md, not the default")
+                                "(they play alike: popejoan_env/symmetry.py; refused for pack=small, which lacks "
+                                "clubs and hearts); measured in docs/training.md, not the default")
     imitate_temperature: float = arg(0.0,
                                      "> 0: the actor learns softmax(the expert's mean counters of each card searched / "
                                      "this), not only the card it chose (pimc gives its values)",
@@ -465,10 +465,9 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
     """The imitation before PPO: the expert's games, the policy and critic trained on them, an evaluation
     (the learning curve's first point); what ``run.json`` records of it."""
     t0 = time.perf_counter()
-    augment = args.imitate_augment
     print(f"imitation: {args.imitate_deals:,} deals of {args.imitate_player} at every seat, "
-          f"{args.imitate_workers} worker(s); "
-          + ("clubs, hearts and spades relabelled at random batch by batch" if augment else "no suits relabelled"),
+          f"{args.imitate_workers} worker(s)"
+          + ("; clubs, hearts and spades relabelled at random batch by batch" if args.imitate_augment else ""),
           flush=True)
     games = expert_games(args.imitate_player, tables_of(setup.presets, setup.table_sizes), args.imitate_deals,
                          args.seed + 20_000, setup.balance_range, args.reward_scale, args.imitate_workers)
@@ -486,12 +485,13 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
         after_epoch(0)  # the network before it learns anything
         history = imitate(model.policy, games, args.imitate_epochs, args.imitate_lr, args.batch_size, args.seed,
                           temperature=args.imitate_temperature, loss=args.imitate_loss,
-                          choice_weight=args.imitate_choice_weight, after_epoch=after_epoch, augment=augment)
+                          choice_weight=args.imitate_choice_weight, after_epoch=after_epoch,
+                          augment=args.imitate_augment)
         print(f"imitation: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
               f"{time.perf_counter() - t0 - callback.first_eval_seconds - games.seconds:.0f} s; held-out agreement "
               f"with {args.imitate_player} {history[-1]['held_out_agreement']:.1%}", flush=True)
         out = {"deals": args.imitate_deals, "decisions": int(len(games.action)), "player": args.imitate_player,
-               "suits_relabelled": augment, "games_seconds": round(games.seconds, 1), "epochs": history}
+               "suits_relabelled": args.imitate_augment, "games_seconds": round(games.seconds, 1), "epochs": history}
         del games
         if args.improve_deals:
             out["improve"] = improve(model, args, setup, callback, after_epoch, run_dir)
