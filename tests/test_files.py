@@ -116,8 +116,11 @@ def test_a_signal_mid_write_leaves_the_old_file_and_no_temporary(tmp_path, how, 
     target = tmp_path / ("out.jsonl" if how == "records" else "out.json")
     target.write_text("old")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+    # The child gets the signal at its default, as from a shell in the foreground: under nohup or in a background
+    # job, SIGHUP, SIGINT and SIGQUIT are inherited ignored, and a process that ignores them rightly writes on.
     child = subprocess.Popen([sys.executable, "-c", WRITER, str(target), how], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=env)
+                             stderr=subprocess.PIPE, text=True, env=env,
+                             preexec_fn=lambda: signal.signal(signum, signal.SIG_DFL))
     try:
         assert child.stdout.readline() == "writing\n"
         assert len(os.listdir(tmp_path)) == 2  # the temporary file is there, beside the old one
