@@ -23,7 +23,7 @@ import itertools
 
 import numpy as np
 
-from popejoan_env.cards import CLUBS, HEARTS, NUM_CARD_IDS, SPADES
+from popejoan_env.cards import CLUBS, HEARTS, NUM_CARD_IDS, SPADES, card_id, rank_of, suit_of
 from popejoan_env.observation import LAYOUT, OBS_SIZE
 from popejoan_env.rules import Rules
 
@@ -53,7 +53,12 @@ class Relabelling:
 
     def card(self, card: int) -> int:
         """What ``card`` becomes."""
-        return self.suits[card // 13] * 13 + card % 13
+        return _moved(self.suits, card)
+
+
+def _moved(suits: tuple[int, ...] | list[int], card: int) -> int:
+    """What ``card`` becomes when suit ``s`` becomes ``suits[s]``."""
+    return card_id(suits[suit_of(card)], rank_of(card))
 
 
 def plays_alike(rules: Rules) -> bool:
@@ -66,7 +71,7 @@ def _relabelling(order: tuple[int, ...]) -> Relabelling:
     suits = list(range(4))
     for a, b in zip(ALIKE, order):
         suits[a] = b
-    new = np.array([suits[c // 13] * 13 + c % 13 for c in range(NUM_CARD_IDS)])
+    new = np.array([_moved(suits, c) for c in range(NUM_CARD_IDS)])
     cards = np.empty(NUM_CARD_IDS, dtype=np.int64)
     cards[new] = np.arange(NUM_CARD_IDS)  # relabelled[new(c)] = original[c]
     trumps = np.empty(4, dtype=np.int64)

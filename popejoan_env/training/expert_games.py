@@ -242,13 +242,14 @@ def imitate(policy: Any, games: Games, epochs: int, lr: float, batch_size: int, 
     target = torch.as_tensor(targets(games, temperature))
     regret = torch.as_tensor(regrets(games))
     optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
-    views = [(torch.as_tensor(r.obs), torch.as_tensor(r.cards)) for r in relabellings()] if augment else []
+    views = [(torch.as_tensor(r.obs), torch.as_tensor(r.cards), torch.argsort(torch.as_tensor(r.cards)))
+             for r in relabellings()] if augment else []  # each view's gathers, and where each card goes
 
     def losses(rows: torch.Tensor, view: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         o, lg, tg, rg, card = obs[rows], legal[rows], target[rows], regret[rows], action[rows]
         if view:  # the batch with the suits alike relabelled: every card-indexed array gathers alike
-            at, cards = views[view]
-            o, lg, tg, rg, card = o[:, at], lg[:, cards], tg[:, cards], rg[:, cards], torch.argsort(cards)[card]
+            at, cards, moved = views[view]
+            o, lg, tg, rg, card = o[:, at], lg[:, cards], tg[:, cards], rg[:, cards], moved[card]
         features = policy.extract_features(o)
         latent_pi, latent_vf = policy.mlp_extractor(features)
         logits = policy.action_net(latent_pi).masked_fill(~lg, torch.finfo(torch.float32).min)
