@@ -301,7 +301,8 @@ def check_args(args: Args) -> Setup:
                             f"--imitate-player {args.imitate_player} gives none: add --imitate-loss choice")
     if args.improve_deals:
         check_improve(args)
-    for flag, names in (("--eval-opponents", args.eval_opponents), ("--final-eval-opponents", args.final_eval_opponents)):
+    for flag, names in (("--eval-opponents", args.eval_opponents),
+                        ("--final-eval-opponents", args.final_eval_opponents)):
         for name in split_list(names):
             try:
                 make_player(name)  # refused now, not after the training
