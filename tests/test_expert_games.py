@@ -198,7 +198,7 @@ def test_the_regret_loss_learns_the_best_mean_value_where_the_choice_loss_copies
         expert_games.imitate(model.policy, noisy, epochs=1, lr=1e-3, batch_size=64, seed=0, loss="mean")
 
 
-def test_expert_iteration_imitates_the_search_guided_by_the_first_network(tmp_path) -> None:
+def test_expert_iteration_imitates_the_search_guided_by_the_first_network(tmp_path, capsys) -> None:
     from popejoan_env.players import make_player
     from popejoan_env.players.model_file import read_model
     from popejoan_env.training import ppo as train_ppo
@@ -221,6 +221,10 @@ def test_expert_iteration_imitates_the_search_guided_by_the_first_network(tmp_pa
     assert [e["imitation_epoch"] for e in summary["evaluations"]] == [0, 1, 2, 3]
     assert all("random" in e["results"] for e in summary["evaluations"])
     make_player(f"pimc_net:samples=4,model={run / 'round1.zip'}")  # round 1 is a network the search reads
+    # the closing line names both rounds' decisions, not the first round's alone
+    line = (f"the imitation of {summary['imitation']['decisions']:,} stops_first decisions, expert iteration on "
+            f"{improve['decisions']:,} decisions of the guided search and 0 PPO learner steps")
+    assert line in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("flags, says", [

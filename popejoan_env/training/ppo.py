@@ -685,7 +685,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     write_run_json(run_dir, summary)
     done = f"{steps:,} PPO learner steps ({summary['learner_steps_per_s']:,.0f}/s)"
     if imitated is not None:
-        done = f"the imitation of {imitated['decisions']:,} {args.imitate_player} decisions and " + done
+        improved = imitated.get("improve")
+        if improved is not None:
+            done = f"expert iteration on {improved['decisions']:,} decisions of the guided search and " + done
+        done = (f"the imitation of {imitated['decisions']:,} {args.imitate_player} decisions"
+                + (", " if improved is not None else " and ") + done)
     print(f"\n{done} in {train_time:.0f} s of training; model: {model_path}")
     if final:
         print(f"\nagainst the scripted players ({args.final_eval_deals} duplicate deals each, "
