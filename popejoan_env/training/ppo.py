@@ -683,13 +683,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                      train_time)
         summary["learning_curve"] = os.path.relpath(curve, run_dir)
     write_run_json(run_dir, summary)
-    done = f"{steps:,} PPO learner steps ({summary['learner_steps_per_s']:,.0f}/s)"
+    stages = []
     if imitated is not None:
-        improved = imitated.get("improve")
-        if improved is not None:
-            done = f"expert iteration on {improved['decisions']:,} decisions of the guided search and " + done
-        done = (f"the imitation of {imitated['decisions']:,} {args.imitate_player} decisions"
-                + (", " if improved is not None else " and ") + done)
+        stages.append(f"the imitation of {imitated['decisions']:,} {args.imitate_player} decisions")
+        if "improve" in imitated:
+            stages.append(f"expert iteration on {imitated['improve']['decisions']:,} decisions of the guided search")
+    stages.append(f"{steps:,} PPO learner steps ({summary['learner_steps_per_s']:,.0f}/s)")
+    done = " and ".join([", ".join(stages[:-1]), stages[-1]]) if len(stages) > 1 else stages[0]
     print(f"\n{done} in {train_time:.0f} s of training; model: {model_path}")
     if final:
         print(f"\nagainst the scripted players ({args.final_eval_deals} duplicate deals each, "
