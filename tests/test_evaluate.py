@@ -260,6 +260,29 @@ def test_ratings_of_an_evaluation_rate_the_agent_with_every_opponent_and_draw_a_
     assert "--ratings 3" in rep["command"]
 
 
+def test_every_text_of_the_ratings_chart_lies_inside_the_figure(monkeypatch, tmp_path) -> None:
+    """A long title and the axis label once ran past the right edge: they wrap instead."""
+    from popejoan_env import files
+
+    drawn = []
+    monkeypatch.setattr(files, "save_png", lambda fig, path: drawn.append(fig))
+    rows = [{"player": name, "rating": r, "low": r - 0.1, "high": r + 0.1}
+            for name, r in (("models/ppo_modern_4p/model.zip", 1.3), ("pool_hunter", -0.1), ("lowest", -1.2))]
+    title = f"Ratings: models/ppo_modern_4p/model.zip, rules modern, 2000 deals of {dealset.VERSION}"
+    ratings.write_chart({4: {"deals": 2000, "rows": rows}}, title, os.path.join(tmp_path, "r.png"))
+    fig = drawn[0]
+    renderer = fig.canvas.get_renderer()
+    edge = fig.bbox
+    texts = [fig.axes[0].title, fig.axes[0].xaxis.label, *fig.axes[0].get_yticklabels()]
+    assert fig.axes[0].title.get_text().startswith("Ratings:") and len(texts) == 5
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        assert edge.x0 <= box.x0 and box.x1 <= edge.x1, (text.get_text(), box, edge)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
 def test_a_state_file_that_is_a_pipe_is_refused_without_blocking(tmp_path) -> None:
     import subprocess
     import sys

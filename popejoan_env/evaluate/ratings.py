@@ -17,6 +17,7 @@ bootstraps over deals (the same resampled deals for every pair, so their correla
 from __future__ import annotations
 
 import itertools
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +29,8 @@ BOOTSTRAP = 1000
 """Bootstrap resamples of the deals."""
 METHOD = "least squares on pairwise duplicate margins (r_i = mean margin against the rated field), bootstrap over deals"
 """How the report names the ratings."""
+TITLE_WIDTH = 70
+"""Characters a line of the chart's title may hold (a longer title wraps; one line ran past the figure's edge)."""
 
 
 def pairs_of(players: Sequence[str], oriented: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
@@ -94,8 +97,9 @@ def write_chart(tables: dict[int, dict[str, Any]], title: str, path: str) -> Non
         ax.errorbar(ratings, y, xerr=err, fmt="o", capsize=3, label=f"{seats} seats ({table['deals']} deals)")
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(np.arange(len(order)), order)
-    ax.set_xlabel("rating: mean duplicate margin against the rated field (counters per deal, 95% bootstrap CI)")
-    ax.set_title(title, fontsize=9)
+    # Two lines each: one line of either ran past the figure's right edge (the labels on the left narrow the axes).
+    ax.set_xlabel("rating: mean duplicate margin against the rated field\n(counters per deal, 95% bootstrap CI)")
+    ax.set_title(textwrap.fill(title, TITLE_WIDTH, break_on_hyphens=False), fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     save_png(fig, path)
