@@ -71,14 +71,15 @@ from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
 from popejoan_env.players import GUIDED, make_player, parse_spec, shipped_model, suits
 from popejoan_env.players.learned import model_metadata, policy_from_state, rules_field, save_model
+from popejoan_env.players.model_file import read_model
 from popejoan_env.rules import Rules, check_players, parse_rules_options
 from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
 from popejoan_env.symmetry import plays_alike
-
-from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
+from popejoan_env.training.anchor import anchor
 from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir,
                                           parse_flags, run_script, set_torch_threads, write_learning_curve,
                                           write_run_json)
+from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
 
 
 VEC_ENVS = {"batch": 512, "dummy": 8, "subproc": 8}
@@ -146,6 +147,14 @@ class Args:
     total_timesteps: int = arg(0,
                                "PPO learner decisions to train for after the imitation (forced cards and lone legal "
                                "leads are not decisions); 0 = none, the default recipe", kind=Integer(0, 10**10))
+    init_model: str = arg("",
+                          "start from this model file's network (actor and critic) instead of a fresh one; its shape "
+                          "must be the flags' (--actor, --actor-arch, --net-arch, --activation); with --imitate-deals "
+                          "0 PPO fine-tunes it")
+    anchor_kl: float = arg(0.0,
+                           "weight of KL(policy || the policy PPO starts from: the imitated one, or --init-model's) "
+                           "added to PPO's loss, which holds PPO near it (popejoan_env/training/anchor.py); 0 = none",
+                           kind=Number(0.0, 1000.0))
     n_envs: int = arg(0,
                       "environments (learner seats) stepped together; 0 = the --vec-env's own: 512 for batch, 8 for "
                       "dummy and subproc", kind=Integer(0, 65536))
@@ -301,6 +310,13 @@ def check_args(args: Args) -> Setup:
                             f"--imitate-player {args.imitate_player} gives none: add --imitate-loss choice")
     if args.improve_deals:
         check_improve(args)
+    if args.init_model:
+        check_init_model(args, net_arch, actor_arch)
+    if args.anchor_kl and not ((args.imitate_deals or args.init_model) and args.total_timesteps and args.ent_coef > 0):
+        raise PopeJoanError(f"--anchor-kl holds PPO near the policy it starts from: it needs --imitate-deals > 0 or "
+                            f"--init-model, --total-timesteps > 0 and --ent-coef > 0 (the penalty rides on the entropy "
+                            f"term), got {args.imitate_deals}, {args.init_model or 'none'}, {args.total_timesteps} and "
+                            f"{args.ent_coef}")
     for flag, names in (("--eval-opponents", args.eval_opponents),
                         ("--final-eval-opponents", args.final_eval_opponents)):
         for name in split_list(names):
@@ -315,6 +331,20 @@ def check_args(args: Args) -> Setup:
     n_steps = args.n_steps or max(1, ROLLOUT // n_envs)
     return Setup(presets, table_sizes, net_arch, actor_arch, balance_range,
                  uses_self=any(name == SELF for name, _ in mix), n_envs=n_envs, n_steps=n_steps)
+
+
+def check_init_model(args: Args, net_arch: list[int], actor_arch: list[int]) -> None:
+    """Refuse an --init-model that is not a model file or whose network has another shape than the flags'."""
+    meta, _ = read_model(args.init_model, weights=False)
+    mine = {"actor": args.actor, "activation": args.activation,
+            "widths": actor_arch if args.actor == suits.ARCHITECTURE else net_arch}
+    theirs = {"actor": meta.get("architecture", "mlp"), "activation": meta["activation"], "widths": meta["net_arch"]}
+    if args.actor == suits.ARCHITECTURE:
+        mine["critic"], theirs["critic"] = net_arch, meta.get("critic_arch")
+    differ = [f"{key} {theirs[key]} (the flags: {mine[key]})" for key in mine if theirs[key] != mine[key]]
+    if differ:
+        raise PopeJoanError(f"--init-model {args.init_model}: its network has another shape than the flags ask for: "
+                            f"{'; '.join(differ)}")
 
 
 def improve_spec(args: Args, model_path: str) -> str:
@@ -619,9 +649,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         stats_window_size=2000,  # counters per deal are noisy (sd ~10): average many episodes for the charts
     )
 
+    if args.init_model:
+        model.policy.load_state_dict(read_model(args.init_model)[1])  # the shape was checked with the flags
+
     # the imitation, then PPO
     callback = Callback(args, setup, ckpt_dir, eval_seed)
     imitated = warm_start(model, args, setup, callback, run_dir) if args.imitate_deals else None
+    if args.anchor_kl:
+        anchor(model, args.anchor_kl)
     if setup.uses_self:  # the 'self' share needs a snapshot before the first reset: the untrained network
         first = save_model(model, os.path.join(ckpt_dir, "snapshot_0000000.zip"), metadata(args, setup, 0))
         vec.env_method("add_snapshot", first)
@@ -688,9 +723,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         stages.append(f"the imitation of {imitated['decisions']:,} {args.imitate_player} decisions")
         if "improve" in imitated:
             stages.append(f"expert iteration on {imitated['improve']['decisions']:,} decisions of the guided search")
-    stages.append(f"{steps:,} PPO learner steps ({summary['learner_steps_per_s']:,.0f}/s)")
+    held = f" held near the policy they started from (KL weight {args.anchor_kl:g})" if args.anchor_kl else ""
+    stages.append(f"{steps:,} PPO learner steps ({summary['learner_steps_per_s']:,.0f}/s){held}")
     done = " and ".join([", ".join(stages[:-1]), stages[-1]]) if len(stages) > 1 else stages[0]
-    print(f"\n{done} in {train_time:.0f} s of training; model: {model_path}")
+    start = f", starting from {args.init_model}" if args.init_model else ""
+    print(f"\n{done} in {train_time:.0f} s of training{start}; model: {model_path}")
     if final:
         print(f"\nagainst the scripted players ({args.final_eval_deals} duplicate deals each, "
               f"{setup.table_sizes[0]} players, counters per deal, 95% CI):")
