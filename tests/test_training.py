@@ -85,8 +85,13 @@ def test_a_run_starts_from_a_model_file_and_ppo_held_near_it_trains_on(tiny_run:
         ours, theirs = read_model(os.path.join(tmp_path, name, "model.zip"))[1], read_model(start)[1]
         assert (all(torch.equal(ours[k], theirs[k]) for k in theirs)) == (name == "same")
     assert "held near the policy they started from (KL weight 1)" in done.stdout
+    lying = os.path.join(tmp_path, "lying.zip")  # metadata of a 32-wide network, weights of a 16-wide one
+    meta = json.loads(zipfile.ZipFile(start).read(META_NAME))
+    _rewrite(start, lying, {META_NAME: json.dumps({**meta, "net_arch": [32]}).encode()})
     for flags, message in ((["--net-arch", "32"], "widths [16] (the flags: [32])"),
                            (["--actor", "suits"], "actor mlp (the flags: suits)"),
+                           (["--init-model", lying, "--net-arch", "32"], "(16, 1285) (the flags: (32, 1285))"),
+                           (["--oracle-critic"], "do not combine"),
                            (["--init-model", os.path.join(tmp_path, "none.zip")], "does not exist")):
         out = os.path.join(tmp_path, "refused")
         done = subprocess.run([*base, "--output-dir", out, "--run-name", "x", *flags], capture_output=True,

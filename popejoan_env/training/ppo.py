@@ -58,11 +58,14 @@ import numpy as np
 import sb3_contrib
 import stable_baselines3
 import torch
+from gymnasium import spaces
 from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
 
 from popejoan_env import __version__
+from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.checks import split_list
 from popejoan_env.envs.gymnasium_env import make_vec_env
 from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
@@ -311,8 +314,6 @@ def check_args(args: Args) -> Setup:
                             f"--imitate-player {args.imitate_player} gives none: add --imitate-loss choice")
     if args.improve_deals:
         check_improve(args)
-    if args.init_model:
-        check_init_model(args, net_arch, actor_arch)
     if args.anchor_kl and not ((args.imitate_deals or args.init_model) and args.total_timesteps and args.ent_coef > 0):
         raise PopeJoanError(f"--anchor-kl holds PPO near the policy it starts from: it needs --imitate-deals > 0 or "
                             f"--init-model, --total-timesteps > 0 and --ent-coef > 0 (the penalty rides on the entropy "
@@ -330,22 +331,50 @@ def check_args(args: Args) -> Setup:
                             f"got --vec-env {args.vec_env}")
     n_envs = args.n_envs or VEC_ENVS[args.vec_env]
     n_steps = args.n_steps or max(1, ROLLOUT // n_envs)
-    return Setup(presets, table_sizes, net_arch, actor_arch, balance_range,
-                 uses_self=any(name == SELF for name, _ in mix), n_envs=n_envs, n_steps=n_steps)
+    setup = Setup(presets, table_sizes, net_arch, actor_arch, balance_range,
+                  uses_self=any(name == SELF for name, _ in mix), n_envs=n_envs, n_steps=n_steps)
+    if args.init_model:
+        check_init_model(args, setup)
+    return setup
 
 
-def check_init_model(args: Args, net_arch: list[int], actor_arch: list[int]) -> None:
-    """Refuse an --init-model that is not a model file or whose network has another shape than the flags'."""
-    meta, _ = read_model(args.init_model, weights=False)
+def policy_spec(args: Args, setup: Setup) -> tuple[Any, dict[str, Any]]:
+    """MaskablePPO's ``policy`` and ``policy_kwargs`` from the flags."""
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
+    policy: Any = OraclePolicy if args.oracle_critic else "MlpPolicy"
+    policy_kwargs: dict[str, Any] = dict(net_arch=dict(pi=setup.net_arch, vf=setup.net_arch), activation_fn=activation)
+    if args.actor == suits.ARCHITECTURE:
+        policy = SuitsPolicy
+        policy_kwargs.update(actor_arch=setup.actor_arch, activation=args.activation)
+    return policy, policy_kwargs
+
+
+def check_init_model(args: Args, setup: Setup) -> None:
+    """Refuse an --init-model that is not a model file, or whose network has another shape than the flags' (by
+    its metadata, then tensor by tensor against a policy built from the flags), before anything is written."""
+    if args.oracle_critic:
+        raise PopeJoanError("--init-model and --oracle-critic do not combine: a model file's critic reads the "
+                            "observation only")
+    meta, state = read_model(args.init_model)
     mine = {"actor": args.actor, "activation": args.activation,
-            "widths": actor_arch if args.actor == suits.ARCHITECTURE else net_arch}
+            "widths": setup.actor_arch if args.actor == suits.ARCHITECTURE else setup.net_arch}
     theirs = {"actor": meta.get("architecture", "mlp"), "activation": meta["activation"], "widths": meta["net_arch"]}
     if args.actor == suits.ARCHITECTURE:
-        mine["critic"], theirs["critic"] = net_arch, meta.get("critic_arch")
+        mine["critic"], theirs["critic"] = setup.net_arch, meta.get("critic_arch")
     differ = [f"{key} {theirs[key]} (the flags: {mine[key]})" for key in mine if theirs[key] != mine[key]]
+    if not differ:
+        policy, kwargs = policy_spec(args, setup)
+        built = (MaskableActorCriticPolicy if policy == "MlpPolicy" else policy)(
+            spaces.Box(-np.inf, np.inf, shape=(OBS_SIZE,), dtype=np.float32), spaces.Discrete(NUM_CARD_IDS),
+            lambda _: 0.0, **kwargs)
+        wanted = {key: tuple(value.shape) for key, value in built.state_dict().items()}
+        found = {key: tuple(getattr(value, "shape", ())) for key, value in state.items()}
+        differ = [f"{key} {found.get(key, 'missing')} (the flags: {shape})" for key, shape in wanted.items()
+                  if found.get(key) != shape] + [f"{key} (not in the flags' network)" for key in found
+                                                 if key not in wanted]
     if differ:
         raise PopeJoanError(f"--init-model {args.init_model}: its network has another shape than the flags ask for: "
-                            f"{'; '.join(differ)}")
+                            f"{'; '.join(differ[:4])}" + (f" and {len(differ) - 4} more" if len(differ) > 4 else ""))
 
 
 def improve_spec(args: Args, model_path: str) -> str:
@@ -635,12 +664,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.anneal_lr:
         rate = float(args.learning_rate)  # a float, not the Args: the schedule is pickled into the model file
         lr = lambda progress: rate * progress  # noqa: E731  (progress goes 1 -> 0)
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
-    policy: Any = OraclePolicy if args.oracle_critic else "MlpPolicy"
-    policy_kwargs: dict[str, Any] = dict(net_arch=dict(pi=setup.net_arch, vf=setup.net_arch), activation_fn=activation)
-    if args.actor == suits.ARCHITECTURE:
-        policy = SuitsPolicy
-        policy_kwargs.update(actor_arch=setup.actor_arch, activation=args.activation)
+    policy, policy_kwargs = policy_spec(args, setup)
     model = MaskablePPO(
         policy, vec, learning_rate=lr, n_steps=setup.n_steps, batch_size=args.batch_size,
         n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
@@ -658,7 +682,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     imitated = warm_start(model, args, setup, callback, run_dir) if args.imitate_deals else None
     if args.anchor_kl:
         anchor(model, args.anchor_kl)
-    if setup.uses_self:  # the 'self' share needs a snapshot before the first reset: the untrained network
+    if setup.uses_self:  # the 'self' share needs a snapshot before the first reset: the network PPO starts from
         first = save_model(model, os.path.join(ckpt_dir, "snapshot_0000000.zip"), metadata(args, setup, 0))
         vec.env_method("add_snapshot", first)
     if args.tensorboard:
