@@ -1,7 +1,7 @@
 """Train a Pope Joan policy. The default run, stage by stage: 60,000 deals of the pimc search with 128 worlds at
 every seat; 8 epochs of imitation, in which the actor learns to give up the fewest counters by the search's values
 of the cards (plus a little of its choices) and the critic what each seat won; no PPO step, since PPO after the
-imitation made every tried model weaker (held near the imitated policy, --anchor-kl, it left it level).
+imitation made every tried model weaker or, at best (--anchor-kl, or a smaller step), left it level.
 --total-timesteps N adds MaskablePPO (sb3-contrib) after it, --improve-deals N expert iteration. CleanRL-style,
 every knob a flag.
 
