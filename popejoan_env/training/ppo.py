@@ -246,7 +246,8 @@ def apply_quick(args: Args) -> Args:
 # ---------------------------------------------------------------------- checking the flags
 @dataclasses.dataclass(frozen=True)
 class Setup:
-    """What the flags mean once checked: the rules, table sizes, network widths, starting balances, self-play."""
+    """What the flags mean once checked: the rules, table sizes, network widths, starting balances, self-play, and
+    the --init-model's weights (read once, when they are checked)."""
 
     presets: list[Rules]
     table_sizes: list[int]
@@ -256,6 +257,7 @@ class Setup:
     uses_self: bool
     n_envs: int
     n_steps: int
+    init_state: Any = None
 
     @property
     def rules(self) -> Rules:
@@ -334,7 +336,7 @@ def check_args(args: Args) -> Setup:
     setup = Setup(presets, table_sizes, net_arch, actor_arch, balance_range,
                   uses_self=any(name == SELF for name, _ in mix), n_envs=n_envs, n_steps=n_steps)
     if args.init_model:
-        check_init_model(args, setup)
+        setup = dataclasses.replace(setup, init_state=check_init_model(args, setup))
     return setup
 
 
@@ -349,9 +351,10 @@ def policy_spec(args: Args, setup: Setup) -> tuple[Any, dict[str, Any]]:
     return policy, policy_kwargs
 
 
-def check_init_model(args: Args, setup: Setup) -> None:
-    """Refuse an --init-model that is not a model file, or whose network has another shape than the flags' (by
-    its metadata, then tensor by tensor against a policy built from the flags), before anything is written."""
+def check_init_model(args: Args, setup: Setup) -> Any:
+    """The --init-model's weights; refused if it is not a model file, or if its network has another shape than the
+    flags' (by its metadata, then tensor by tensor against a policy built from the flags), before anything is
+    written."""
     if args.oracle_critic:
         raise PopeJoanError("--init-model and --oracle-critic do not combine: a model file's critic reads the "
                             "observation only")
@@ -375,6 +378,7 @@ def check_init_model(args: Args, setup: Setup) -> None:
     if differ:
         raise PopeJoanError(f"--init-model {args.init_model}: its network has another shape than the flags ask for: "
                             f"{'; '.join(differ[:4])}" + (f" and {len(differ) - 4} more" if len(differ) > 4 else ""))
+    return state
 
 
 def improve_spec(args: Args, model_path: str) -> str:
@@ -674,8 +678,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         stats_window_size=2000,  # counters per deal are noisy (sd ~10): average many episodes for the charts
     )
 
-    if args.init_model:
-        model.policy.load_state_dict(read_model(args.init_model)[1])  # the shape was checked with the flags
+    if setup.init_state is not None:
+        model.policy.load_state_dict(setup.init_state)  # the weights check_args read and checked against the flags
 
     # the imitation, then PPO
     callback = Callback(args, setup, ckpt_dir, eval_seed)
