@@ -82,7 +82,7 @@ def test_train_ppo_imitates_first_and_refuses_what_does_not_combine(tmp_path) ->
     summary = train_ppo.main([
         "--run-name", "i", "--output-dir", str(tmp_path), "--seed", "2", "--imitate-deals", "30",
         "--imitate-player", "stops_first", "--imitate-loss", "choice", "--imitate-epochs", "2",
-        "--imitate-workers", "1",
+        "--imitate-workers", "1", "--rollout-deals", "0",
         "--total-timesteps", "512", "--n-envs", "32", "--n-steps", "16", "--batch-size", "256", "--n-epochs", "1",
         "--net-arch", "16", "--opponents", "random:0.5,self:0.5", "--eval-interval", "512", "--eval-deals", "2",
         "--eval-opponents", "random", "--final-eval-deals", "2", "--final-eval-opponents", "random",
@@ -206,7 +206,7 @@ def test_expert_iteration_imitates_the_search_guided_by_the_first_network(tmp_pa
     summary = train_ppo.main([
         "--run-name", "x", "--output-dir", str(tmp_path), "--seed", "3", "--imitate-deals", "20",
         "--imitate-player", "stops_first", "--imitate-loss", "choice", "--imitate-epochs", "1",
-        "--imitate-workers", "1",
+        "--imitate-workers", "1", "--rollout-deals", "0",
         "--improve-deals", "12", "--improve-player", "pimc_net:samples=4", "--improve-epochs", "2",
         "--eval-interval", "512", "--eval-deals", "2", "--eval-opponents", "random", "--final-eval-deals", "0",
         "--no-progress", "--no-tensorboard",

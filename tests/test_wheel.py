@@ -134,7 +134,7 @@ def test_popejoan_serve_from_the_wheel_answers_the_page_and_the_network_hint(ven
 def test_a_tiny_training_run_from_the_wheel_makes_a_model_that_plays(venv: Path, tmp_path: Path) -> None:
     popejoan = str(venv / "bin" / "popejoan")
     _run([popejoan, "train", "--run-name", "tiny", "--output-dir", str(tmp_path), "--imitate-deals", "30",
-          "--imitate-epochs", "1", "--imitate-workers", "1", "--eval-deals", "2", "--eval-opponents", "random",
+          "--imitate-epochs", "1", "--imitate-workers", "1", "--rollout-deals", "20", "--rollout-epochs", "1", "--eval-deals", "2", "--eval-opponents", "random",
           "--final-eval-deals", "2", "--final-eval-opponents", "random", "--no-progress"], cwd=tmp_path)
     run = json.loads((tmp_path / "tiny" / "run.json").read_text())
     assert run["command"].startswith("popejoan train ") and run["package_version"] == "0.2.0"

@@ -215,6 +215,22 @@ class BatchDeals:
         new._reported = self._reported[idx].copy()
         return new
 
+    @classmethod
+    def stack(cls, batches: Sequence[BatchDeals]) -> BatchDeals:
+        """One batch holding copies of every deal of ``batches`` (one rules object and table size), in order, as
+        they stand; it does not deal again when they end (``auto_reset`` off) and does not record."""
+        if not batches:
+            raise InvalidDealError("stack needs at least one batch")
+        first = batches[0]
+        if any(b.rules != first.rules or b.players != first.players for b in batches):
+            raise InvalidDealError("stack joins batches of one rules object and table size")
+        check_batch_size(sum(b.num_deals for b in batches), "the deals stacked")
+        state = first.state._make(np.concatenate([b.state[i] for b in batches]) for i in range(len(first.state)))
+        new = cls._blank(first.rules, first.players, state, first.lone_leads)
+        new.session_length = first.session_length
+        new._reported = np.concatenate([b._reported for b in batches])
+        return new
+
     def with_worlds(self, worlds: Sequence[Deal], repeat: int = 1, lone_leads: bool = True) -> BatchDeals:
         """Copies of this one-deal batch with each world's unplayed cards written in (``repeat`` rows per world,
         row ``k * repeat + i`` is world ``k``): the worlds must be its position with those cards placed otherwise

@@ -141,10 +141,10 @@ def _play(expert: str, tables: Sequence[Table], balance_range: Sequence[int] | N
         play_until(deal, [recorder] * players)  # every seat has a player: the deal is played out
         values.extend((deal.balances[s] - b) * reward_scale for s, b in zip(seats[first:], then))
         ids.extend([d] * (len(seats) - first))
-    return _part(ids, obs, legal_rows, actions, values, seats, qs)
+    return as_part(ids, obs, legal_rows, actions, values, seats, qs)
 
 
-def _part(ids: list[Any], obs: list[Any], legal: list[Any], actions: list[Any], values: list[Any],
+def as_part(ids: list[Any], obs: list[Any], legal: list[Any], actions: list[Any], values: list[Any],
           seats: list[Any], qs: list[Any]) -> _Part:
     """The arrays of ``_Part`` (their dtypes and widths) from lists of decisions."""
     return (np.array(ids, dtype=np.int64), np.array(obs, dtype=np.float32).reshape(-1, OBS_SIZE),
@@ -175,8 +175,13 @@ def expert_games(expert: str, tables: Sequence[Table], deals: int, seed: int,
             parts = list(pool.imap(_play_chunk, jobs))
     else:
         parts = [_play(*job) for job in jobs]
+    return gather(parts, time.perf_counter() - start)
+
+
+def gather(parts: list[_Part], seconds: float) -> Games:
+    """The decisions of the parts as one ``Games``, copied part by part (each let go once copied)."""
     n = sum(len(part[0]) for part in parts)
-    fields = [np.empty((n,) + column.shape[1:], column.dtype) for column in _part(*[[]] * 7)]
+    fields = [np.empty((n,) + column.shape[1:], column.dtype) for column in as_part(*[[]] * 7)]
     row = 0
     for k, part in enumerate(parts):  # copy part by part and let each go: the observations are held once, not twice
         for field, column in zip(fields, part):
@@ -185,7 +190,7 @@ def expert_games(expert: str, tables: Sequence[Table], deals: int, seed: int,
         parts[k] = None  # type: ignore[call-overload]
         del part
     deal, obs, legal, action, value, seat, q = fields
-    return Games(obs, legal, action, value, deal, seat, q, seconds=time.perf_counter() - start)
+    return Games(obs, legal, action, value, deal, seat, q, seconds=seconds)
 
 
 def targets(games: Games, temperature: float) -> np.ndarray:

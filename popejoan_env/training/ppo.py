@@ -76,6 +76,7 @@ from popejoan_env.opponents import SELF, parse_mix
 from popejoan_env.players import GUIDED, make_player, parse_spec, shipped_model, suits
 from popejoan_env.players.learned import model_metadata, policy_from_state, rules_field, save_model
 from popejoan_env.players.model_file import read_model
+from popejoan_env.players.pimc import MAX_SAMPLES
 from popejoan_env.rules import Rules, check_players, parse_rules_options
 from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
 from popejoan_env.symmetry import plays_alike
@@ -84,6 +85,7 @@ from popejoan_env.training.common import (arg, check_run_name, command, evaluate
                                           parse_flags, run_script, set_torch_threads, write_learning_curve,
                                           write_run_json)
 from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
+from popejoan_env.training.rollout_games import rollout_games
 
 
 VEC_ENVS = {"batch": 512, "dummy": 8, "subproc": 8}
@@ -146,6 +148,15 @@ class Args:
                               "the search of --improve-deals: a pimc_net spec; model= is the network after the "
                               "imitation (the run's round1.zip)")
     improve_epochs: int = arg(4, "passes over the --improve-deals' decisions", kind=Integer(1, 1000))
+    rollout_deals: int = arg(25_000,
+                             "policy improvement, the stage after the imitation (none with --imitate-deals 0): deals "
+                             "played by the search whose rollouts the network just trained plays at every seat of "
+                             "every world (each seat from its own observation), whose values of the cards the network "
+                             "then learns (popejoan_env/training/rollout_games.py; full pack only); 0 = none",
+                             kind=Integer(0, 10**7))
+    rollout_worlds: int = arg(8, "worlds a decision of the --rollout-deals' search", kind=Integer(1, MAX_SAMPLES))
+    rollout_epochs: int = arg(4, "passes over the --rollout-deals' decisions", kind=Integer(1, 1000))
+    rollout_lr: float = arg(3e-4, "Adam learning rate of the --rollout-deals' stage", kind=RATE)
     deals_per_episode: int = arg(1, "deals in one episode (K > 1: a session with board and balances carried)",
                                  kind=Integer(1, 1000))
     total_timesteps: int = arg(0,
@@ -230,7 +241,7 @@ class Args:
 ROUND1 = "round1.zip"
 """The network after the imitation, which guides the search of the expert iteration (``--improve-deals``)."""
 
-QUICK = {"run_name": "quick", "imitate_deals": 3_000, "eval_deals": 100, "final_eval_deals": 100,
+QUICK = {"run_name": "quick", "imitate_deals": 3_000, "rollout_deals": 1_000, "eval_deals": 100, "final_eval_deals": 100,
          "final_eval_opponents": "random,stops_first,pimc"}
 """What ``--quick`` changes: the fields still at their default take these values."""
 
@@ -316,6 +327,9 @@ def check_args(args: Args) -> Setup:
                             f"--imitate-player {args.imitate_player} gives none: add --imitate-loss choice")
     if args.improve_deals:
         check_improve(args)
+    if args.rollout_deals and args.imitate_deals and any(rules.pack != "full" for rules in presets):
+        raise PopeJoanError("--rollout-deals plays its rollouts in the batch engine, which plays the full pack only: "
+                            "add --rollout-deals 0")
     if args.anchor_kl and not ((args.imitate_deals or args.init_model) and args.total_timesteps and args.ent_coef > 0):
         raise PopeJoanError(f"--anchor-kl holds PPO near the policy it starts from: it needs --imitate-deals > 0 or "
                             f"--init-model, --total-timesteps > 0 and --ent-coef > 0 (the penalty rides on the entropy "
@@ -560,6 +574,9 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
         del games
         if args.improve_deals:
             out["improve"] = improve(model, args, setup, callback, after_epoch, run_dir)
+        if args.rollout_deals:
+            done = args.imitate_epochs + (args.improve_epochs if args.improve_deals else 0)
+            out["rollouts"] = improve_by_rollouts(model, args, setup, lambda epoch: after_epoch(done + epoch))
     except BaseException:
         if beside is not None:
             beside.pool.terminate()  # an interrupted run leaves no evaluation process behind
@@ -628,6 +645,25 @@ def improve(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
           f"the guided search {history[-1]['held_out_agreement']:.1%}", flush=True)
     return {"deals": args.improve_deals, "decisions": int(len(games.action)), "player": args.improve_player,
             "round1": ROUND1, "games_seconds": round(games.seconds, 1), "epochs": history}
+
+
+def improve_by_rollouts(model: MaskablePPO, args: Args, setup: Setup,
+                        after_epoch: Callable[[int], None]) -> dict[str, Any]:
+    """Policy improvement: the search whose rollouts the network plays (``rollout_games``) plays
+    ``--rollout-deals`` deals, and the network learns its values of the cards; what ``run.json`` records of it."""
+    print(f"policy improvement: {args.rollout_deals:,} deals of the search whose rollouts the network plays, "
+          f"{args.rollout_worlds} worlds a decision, {args.imitate_workers} worker(s)", flush=True)
+    games = rollout_games(current_policy(model, args, setup, 0), tables_of(setup.presets, setup.table_sizes),
+                          args.rollout_deals, args.seed + 40_000, args.rollout_worlds, setup.balance_range,
+                          args.reward_scale, args.imitate_workers)
+    t0 = time.perf_counter()
+    history = imitate(model.policy, games, args.rollout_epochs, args.rollout_lr, args.batch_size, args.seed + 2,
+                      loss="regret", choice_weight=args.imitate_choice_weight, after_epoch=after_epoch,
+                      augment=args.imitate_augment)
+    print(f"policy improvement: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
+          f"{time.perf_counter() - t0:.0f} s", flush=True)
+    return {"deals": args.rollout_deals, "worlds": args.rollout_worlds, "decisions": int(len(games.action)),
+            "games_seconds": round(games.seconds, 1), "epochs": history}
 
 
 # ---------------------------------------------------------------------- main
@@ -752,6 +788,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         stages.append(f"the imitation of {imitated['decisions']:,} {args.imitate_player} decisions")
         if "improve" in imitated:
             stages.append(f"expert iteration on {imitated['improve']['decisions']:,} decisions of the guided search")
+        if "rollouts" in imitated:
+            stages.append(f"policy improvement on {imitated['rollouts']['decisions']:,} decisions of the search "
+                          f"with the network's rollouts")
     held = f" held near the policy they started from (KL weight {args.anchor_kl:g})" if args.anchor_kl else ""
     stages.append(f"{steps:,} PPO learner steps ({summary['learner_steps_per_s']:,.0f}/s){held}")
     done = " and ".join([", ".join(stages[:-1]), stages[-1]]) if len(stages) > 1 else stages[0]

@@ -1,0 +1,160 @@
+"""Policy improvement by the network's own rollouts: the main job's second stage, after the imitation.
+
+At each real decision of a deal, the seat to act draws ``worlds`` worlds
+consistent with what it has seen (``pimc``'s sampler: constrained cards first,
+importance weights), leads each candidate card in each world, and lets **the
+network play every seat to the end of the deal**, each seat reading its own
+observation of that world (no seat sees another's cards).  A card's value is
+its importance-weighted mean counters over the worlds: what that lead wins if
+everyone then plays as the network does.  The card with the best value is
+played, and the network learns those values with the imitation's regret loss
+(``expert_games.imitate``), so it moves towards its own one-step improvement.
+
+``pimc``'s rollouts are played by a rule of thumb that sees the world's cards;
+a network that learned ``pimc``'s values inherits that rule's blind spots, and
+here learns values that no seat's clairvoyance shaped.  The regret loss is
+linear in the values, so a few worlds a decision suffice: their noise averages
+out over the positions.
+
+Every position is evaluated at once with the others waiting in its lockstep
+group: the deals of a group (``GROUP``, one table) advance to their next real
+decision, the worlds × candidates of all of them become one ``BatchDeals``
+(``BatchDeals.stack``), and each step of the playouts is one forward of the
+network over every live row.  Deal ``d`` is dealt as ``expert_games`` deals it
+(``default_rng([seed, d])``, its starting balances from the same generator) and
+each group draws its worlds from ``default_rng([seed, first deal, 2])``, so the
+data do not depend on how many worker processes play them.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from popejoan_env.batch import BatchDeals
+from popejoan_env.batch_observation import encode_batch
+from popejoan_env.cards import NUM_CARD_IDS
+from popejoan_env.engine import Deal
+from popejoan_env.observation import encode
+from popejoan_env.players.batch_rollout import worlds_batch
+from popejoan_env.players.stops import lead_candidates
+from popejoan_env.players.stops_first import stops_first_key
+from popejoan_env.players.worlds import WorldSampler
+from popejoan_env.seat_view import SeatView, seat_view
+from popejoan_env.training.expert_games import Games, Table, as_part, gather
+
+GROUP = 128
+"""Deals played in lockstep: their positions are evaluated in one batch (and one worker task)."""
+
+
+def card_values(policy: Any, positions: Sequence[tuple[SeatView, list[int]]], rng: np.random.Generator,
+                worlds: int) -> list[dict[int, float]]:
+    """For each (view, candidates) of one rules object and table size: each candidate's importance-weighted mean
+    counters for the seat to act over ``worlds`` sampled worlds, every seat of every world × candidate then played
+    by ``policy`` (a numpy ``Policy``) from its own observation, all positions in one batch."""
+    batches, shapes = [], []
+    for view, candidates in positions:
+        sampler = WorldSampler(view)
+        hands, dead, logs = sampler.draw_many(rng, worlds)
+        drawn = sampler.deals(hands, dead)
+        batches.append(worlds_batch(drawn, repeat=len(candidates)))
+        shapes.append((len(drawn), candidates, logs, drawn[0].to_act))
+    batch = BatchDeals.stack(batches)
+    seats = np.concatenate([np.full(n * len(cands), seat) for n, cands, _, seat in shapes])
+    rows = np.arange(batch.num_deals)
+    start = batch.balances[rows, seats].copy()
+    actions = np.concatenate([np.tile(np.asarray(cands), n) for n, cands, _, _ in shapes])
+    batch.step(actions)
+    while not batch.done.all():
+        live = np.flatnonzero(~batch.done)
+        actions[live] = policy.choose(encode_batch(batch, rows=live), batch.legal_mask()[live])
+        batch.step(actions, which=live)
+    gains = (batch.balances[rows, seats] - start).astype(np.float64)
+    out, at = [], 0
+    for n, cands, logs, _ in shapes:
+        g = gains[at:at + n * len(cands)].reshape(n, len(cands))
+        at += n * len(cands)
+        w = np.exp(logs - logs.max())
+        out.append(dict(zip(cands, ((w[:, None] * g).sum(axis=0) / w.sum()).tolist())))
+    return out
+
+
+def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, reward_scale: float, seed: int,
+                worlds: int, deals: Sequence[int]) -> Any:
+    """The decisions of the deals ``deals`` (one table), played in lockstep, each lead the best by ``card_values``."""
+    rules, players = table
+    rng = np.random.default_rng([seed, deals[0], 2])
+    live = []
+    for d in deals:
+        deal_rng = np.random.default_rng([seed, d])
+        balances = None
+        if balance_range is not None:
+            balances = [int(b) for b in deal_rng.integers(balance_range[0], balance_range[1] + 1, size=players)]
+        live.append((d, Deal.new(rules, players, d % players, deal_rng, None, balances)))
+    ids, obs, legal_rows, actions, seats, then, qs = [], [], [], [], [], [], []
+    finals: dict[int, list[int]] = {}
+    while live:
+        waiting = []
+        for d, deal in live:
+            legal = deal.advance()
+            if not legal:
+                finals[d] = list(deal.balances)
+                continue
+            view = seat_view(deal, deal.to_act)
+            waiting.append((d, deal, view, lead_candidates(view)))
+        searched = iter(card_values(policy, [(v, c) for _, _, v, c in waiting if len(c) > 1], rng, worlds)
+                        if any(len(c) > 1 for _, _, _, c in waiting) else [])
+        for d, deal, view, cands in waiting:
+            seat = deal.to_act
+            q = np.full(NUM_CARD_IDS, np.nan, dtype=np.float32)
+            card = cands[0]
+            if len(cands) > 1:
+                values = next(searched)
+                q[cands] = [values[c] for c in cands]
+                top = max(values.values())
+                best = [c for c in cands if values[c] == top]
+                card = best[0] if len(best) == 1 else max(best, key=stops_first_key(view))
+            if len(view.legal) > 1:
+                ids.append(d)
+                obs.append(encode(deal, seat))
+                row = np.zeros(NUM_CARD_IDS, dtype=bool)
+                row[list(view.legal)] = True
+                legal_rows.append(row)
+                actions.append(card)
+                seats.append(seat)
+                then.append(deal.balances[seat])
+                qs.append(q)
+            deal.play(card)
+        live = [(d, deal) for d, deal in live if d not in finals]
+    values = [(finals[d][s] - b) * reward_scale for d, s, b in zip(ids, seats, then)]
+    return as_part(ids, obs, legal_rows, actions, values, seats, qs)
+
+
+def _play_chunk(args: tuple[Any, ...]) -> Any:
+    """``_play_group`` with numpy's matrix products on one thread (two workers share two cores)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return _play_group(*args)
+
+
+def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, worlds: int,
+                  balance_range: Sequence[int] | None, reward_scale: float, workers: int = 1) -> Games:
+    """Deals ``0 .. deals-1`` (deal ``d`` at ``tables[d % len(tables)]``) played by the search whose rollouts
+    ``policy`` plays, at every seat, in ``workers`` forked processes (the same data for any number)."""
+    start = time.perf_counter()
+    jobs = []
+    for t, table in enumerate(tables):
+        mine = list(range(t, deals, len(tables)))
+        jobs += [(policy, table, balance_range, reward_scale, seed, worlds, mine[a:a + GROUP])
+                 for a in range(0, len(mine), GROUP)]
+    if workers > 1:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = list(pool.imap(_play_chunk, jobs))
+    else:
+        parts = [_play_chunk(job) for job in jobs]
+    return gather(parts, time.perf_counter() - start)
