@@ -41,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -94,13 +94,52 @@ def tables_of(presets: Sequence[Rules], table_sizes: Sequence[int]) -> list[Tabl
     return [(rules, n) for rules in presets for n in table_sizes]
 
 
+def deal_of(table: Table, balance_range: Sequence[int] | None, seed: int, d: int) -> Deal:
+    """Deal ``d`` at ``table`` as the games deal it: from ``default_rng([seed, d])``, which first draws each seat's
+    starting balance within ``balance_range`` (if given); the dealer is seat ``d % players``."""
+    rules, players = table
+    rng = np.random.default_rng([seed, d])
+    balances = None
+    if balance_range is not None:
+        balances = [int(b) for b in rng.integers(balance_range[0], balance_range[1] + 1, size=players)]
+    return Deal.new(rules, players, d % players, rng, None, balances)
+
+
+class Decisions:
+    """Real decisions (two or more legal cards) as they are made, and each deal's final balances: ``as_part``'s
+    arrays once every deal has ended."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, ...]] = []
+        self.finals: dict[int, list[int]] = {}
+
+    def note(self, d: int, deal: Deal, legal: Sequence[int], card: int, values: Mapping[int, float]) -> None:
+        """The seat to act in deal ``d`` chose ``card`` among ``legal`` (kept if that was a real choice), the
+        expert's ``values`` of the cards it searched."""
+        if len(legal) < 2:
+            return
+        seat = deal.to_act
+        row = np.zeros(NUM_CARD_IDS, dtype=bool)
+        row[list(legal)] = True
+        q = np.full(NUM_CARD_IDS, np.nan, dtype=np.float32)
+        for c, v in values.items():
+            q[c] = v
+        self.rows.append((d, encode(deal, seat), row, card, seat, deal.balances[seat], q))
+
+    def part(self, reward_scale: float) -> _Part:
+        """The decisions as arrays, each valued at what its seat won from it to the end of its deal."""
+        ids, obs, legal, actions, seats, then, qs = (list(c) for c in zip(*self.rows)) if self.rows else [[]] * 7
+        values = [(self.finals[d][s] - b) * reward_scale for d, s, b in zip(ids, seats, then)]
+        return as_part(ids, obs, legal, actions, values, seats, qs)
+
+
 def _play(expert: str, tables: Sequence[Table], balance_range: Sequence[int] | None,
           reward_scale: float, seed: int, deals: Sequence[int]) -> _Part:
     """The decisions of the deals ``deals`` (indices), played by the expert at every seat (``table.play_until``)."""
     player = make_player(expert)
-    ids, obs, legal_rows, actions, values, seats, qs = [], [], [], [], [], [], []
+    decisions = Decisions()
     deal: Deal
-    then: list[int] = []
+    d = 0
 
     class Recorder:
         """The expert at a seat of ``deal``, noting each of its decisions as it answers."""
@@ -111,41 +150,22 @@ def _play(expert: str, tables: Sequence[Table], balance_range: Sequence[int] | N
             player.reset(seed)
 
         def act(self, view: SeatView) -> int:
-            seat = deal.to_act
             card = int(player.act(view))
-            if len(view.legal) > 1:
-                obs.append(encode(deal, seat))
-                row = np.zeros(NUM_CARD_IDS, dtype=bool)
-                row[list(view.legal)] = True
-                legal_rows.append(row)
-                actions.append(card)
-                seats.append(seat)
-                then.append(deal.balances[seat])
-                q = np.full(NUM_CARD_IDS, np.nan, dtype=np.float32)
-                for c, v in getattr(player, "last_values", {}).items():
-                    q[c] = v
-                qs.append(q)
+            decisions.note(d, deal, view.legal, card, getattr(player, "last_values", {}))
             return card
 
     recorder = Recorder()
     for d in deals:
-        rules, players = tables[d % len(tables)]
-        rng = np.random.default_rng([seed, d])
-        balances = None
-        if balance_range is not None:
-            balances = [int(b) for b in rng.integers(balance_range[0], balance_range[1] + 1, size=players)]
-        deal = Deal.new(rules, players, d % players, rng, None, balances)
+        table = tables[d % len(tables)]
+        deal = deal_of(table, balance_range, seed, d)
         player.reset(int(np.random.default_rng([seed, d, 1]).integers(2**63)))
-        then.clear()
-        first = len(seats)
-        play_until(deal, [recorder] * players)  # every seat has a player: the deal is played out
-        values.extend((deal.balances[s] - b) * reward_scale for s, b in zip(seats[first:], then))
-        ids.extend([d] * (len(seats) - first))
-    return as_part(ids, obs, legal_rows, actions, values, seats, qs)
+        play_until(deal, [recorder] * table[1])  # every seat has a player: the deal is played out
+        decisions.finals[d] = list(deal.balances)
+    return decisions.part(reward_scale)
 
 
 def as_part(ids: list[Any], obs: list[Any], legal: list[Any], actions: list[Any], values: list[Any],
-          seats: list[Any], qs: list[Any]) -> _Part:
+            seats: list[Any], qs: list[Any]) -> _Part:
     """The arrays of ``_Part`` (their dtypes and widths) from lists of decisions."""
     return (np.array(ids, dtype=np.int64), np.array(obs, dtype=np.float32).reshape(-1, OBS_SIZE),
             np.array(legal, dtype=bool).reshape(-1, NUM_CARD_IDS), np.array(actions, dtype=np.int64),

@@ -37,15 +37,12 @@ import numpy as np
 
 from popejoan_env.batch import BatchDeals
 from popejoan_env.batch_observation import encode_batch
-from popejoan_env.cards import NUM_CARD_IDS
-from popejoan_env.engine import Deal
-from popejoan_env.observation import encode
 from popejoan_env.players.batch_rollout import worlds_batch
 from popejoan_env.players.stops import lead_candidates
 from popejoan_env.players.stops_first import stops_first_key
 from popejoan_env.players.worlds import WorldSampler
 from popejoan_env.seat_view import SeatView, seat_view
-from popejoan_env.training.expert_games import Games, Table, as_part, gather
+from popejoan_env.training.expert_games import Decisions, Games, Table, deal_of, gather
 
 GROUP = 128
 """Deals played in lockstep: their positions are evaluated in one batch (and one worker task)."""
@@ -86,52 +83,30 @@ def card_values(policy: Any, positions: Sequence[tuple[SeatView, list[int]]], rn
 def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, reward_scale: float, seed: int,
                 worlds: int, deals: Sequence[int]) -> Any:
     """The decisions of the deals ``deals`` (one table), played in lockstep, each lead the best by ``card_values``."""
-    rules, players = table
     rng = np.random.default_rng([seed, deals[0], 2])
-    live = []
-    for d in deals:
-        deal_rng = np.random.default_rng([seed, d])
-        balances = None
-        if balance_range is not None:
-            balances = [int(b) for b in deal_rng.integers(balance_range[0], balance_range[1] + 1, size=players)]
-        live.append((d, Deal.new(rules, players, d % players, deal_rng, None, balances)))
-    ids, obs, legal_rows, actions, seats, then, qs = [], [], [], [], [], [], []
-    finals: dict[int, list[int]] = {}
+    live = [(d, deal_of(table, balance_range, seed, d)) for d in deals]
+    decisions = Decisions()
     while live:
         waiting = []
         for d, deal in live:
-            legal = deal.advance()
-            if not legal:
-                finals[d] = list(deal.balances)
+            if not deal.advance():
+                decisions.finals[d] = list(deal.balances)
                 continue
             view = seat_view(deal, deal.to_act)
             waiting.append((d, deal, view, lead_candidates(view)))
-        searched = iter(card_values(policy, [(v, c) for _, _, v, c in waiting if len(c) > 1], rng, worlds)
-                        if any(len(c) > 1 for _, _, _, c in waiting) else [])
+        searched = [(view, cands) for _, _, view, cands in waiting if len(cands) > 1]
+        found = iter(card_values(policy, searched, rng, worlds) if searched else [])
         for d, deal, view, cands in waiting:
-            seat = deal.to_act
-            q = np.full(NUM_CARD_IDS, np.nan, dtype=np.float32)
+            values = next(found) if len(cands) > 1 else {}
             card = cands[0]
-            if len(cands) > 1:
-                values = next(searched)
-                q[cands] = [values[c] for c in cands]
+            if values:
                 top = max(values.values())
                 best = [c for c in cands if values[c] == top]
                 card = best[0] if len(best) == 1 else max(best, key=stops_first_key(view))
-            if len(view.legal) > 1:
-                ids.append(d)
-                obs.append(encode(deal, seat))
-                row = np.zeros(NUM_CARD_IDS, dtype=bool)
-                row[list(view.legal)] = True
-                legal_rows.append(row)
-                actions.append(card)
-                seats.append(seat)
-                then.append(deal.balances[seat])
-                qs.append(q)
+            decisions.note(d, deal, view.legal, card, values)
             deal.play(card)
-        live = [(d, deal) for d, deal in live if d not in finals]
-    values = [(finals[d][s] - b) * reward_scale for d, s, b in zip(ids, seats, then)]
-    return as_part(ids, obs, legal_rows, actions, values, seats, qs)
+        live = [(d, deal) for d, deal in live if d not in decisions.finals]
+    return decisions.part(reward_scale)
 
 
 def _play_chunk(args: tuple[Any, ...]) -> Any:
