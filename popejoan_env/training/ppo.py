@@ -1,9 +1,10 @@
 """Train a Pope Joan policy. The default run, stage by stage: 60,000 deals of the pimc search with 128 worlds at
 every seat; 8 epochs of imitation, in which the actor learns to give up the fewest counters by the search's values
-of the cards (plus a little of its choices) and the critic what each seat won; no PPO step, since PPO after the
-imitation made every tried model weaker or, at best (--anchor-kl, or a smaller step), left it level.
---total-timesteps N adds MaskablePPO (sb3-contrib) after it, --improve-deals N expert iteration. CleanRL-style,
-every knob a flag.
+of the cards (plus a little of its choices) and the critic what each seat won; then policy improvement: 25,000
+deals of the search whose rollouts the imitated network plays at every seat, and 4 epochs learning its values;
+no PPO step, since PPO after the imitation made every tried model weaker or, at best (--anchor-kl, or a smaller
+step), left it level. --total-timesteps N adds MaskablePPO (sb3-contrib) after it, --improve-deals N expert
+iteration, --rollout-deals 0 leaves the second stage out. CleanRL-style, every knob a flag.
 
     python training/train_ppo.py                       # defaults: modern, 4 players, < 15 min on 2 cores
     python training/train_ppo.py --players 3,4,5 --opponents "stops_first:0.5,self:0.5" --total-timesteps 3000000
@@ -15,7 +16,10 @@ The default recipe is the one that measured strongest in 15 minutes (docs/traini
 deals of ``pimc:samples=128`` at every seat (``--imitate-deals``, ``--imitate-player``,
 ``popejoan_env/training/expert_games.py``), the ``suits`` actor of widths 128, 256, 256 (``--actor``,
 ``--actor-arch``) trained on the expected regret under the search's values (``--imitate-loss regret``) and the
-critic to value the positions, and no PPO steps after it (``--total-timesteps 0``): PPO fine-tuning from the
+critic to value the positions; then the network's own rollouts (``--rollout-deals``,
+``popejoan_env/training/rollout_games.py``): the search with the imitated network at every seat of its
+rollouts plays 25,000 deals and the network learns its values, which beats the imitation alone and the
+teacher ``pimc:samples=128``; and no PPO steps after it (``--total-timesteps 0``): PPO fine-tuning from the
 imitation lost strength against ``pimc`` in every setting tried.  With ``--total-timesteps N`` PPO trains on from
 there.  ``--imitate-augment`` shows the imitation's batches with the suits that play alike relabelled
 (``popejoan_env/symmetry.py``); measured, not the default.
