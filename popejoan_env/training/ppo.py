@@ -245,8 +245,8 @@ class Args:
 ROUND1 = "round1.zip"
 """The network after the imitation, which guides the search of the expert iteration (``--improve-deals``)."""
 
-QUICK = {"run_name": "quick", "imitate_deals": 3_000, "rollout_deals": 1_000, "eval_deals": 100, "final_eval_deals": 100,
-         "final_eval_opponents": "random,stops_first,pimc"}
+QUICK = {"run_name": "quick", "imitate_deals": 3_000, "rollout_deals": 1_000, "eval_deals": 100,
+         "final_eval_deals": 100, "final_eval_opponents": "random,stops_first,pimc"}
 """What ``--quick`` changes: the fields still at their default take these values."""
 
 
