@@ -17,10 +17,14 @@ The worlds, their importance weights and the tie-break are ``pimc``'s.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from popejoan_env.batch_observation import encode_batch
 from popejoan_env.checks import as_int
+from popejoan_env.engine import Deal
 from popejoan_env.observation import encode_view
 from popejoan_env.players.base import UnknownPlayerError
 from popejoan_env.players.pimc import MAX_SAMPLES, PimcPlayer
@@ -90,8 +94,6 @@ class GuidedPimcPlayer(PimcPlayer):
     def network_rollouts(self, view: SeatView, candidates: list[int]) -> list[float]:
         """``pimc``'s totals (sums over the weighted worlds) with every world × candidate played out by the
         network at every seat."""
-        from popejoan_env.players.batch_rollout import worlds_batch  # the batch engine builds tables at import
-
         sampler = WorldSampler(view, self.sampler)
         if self.draws == "python":
             worlds, logs = [], []
@@ -101,14 +103,29 @@ class GuidedPimcPlayer(PimcPlayer):
         else:
             hands, dead, logs = sampler.draw_many(self.rng, self.samples)
             worlds = sampler.deals(hands, dead)
-        batch = worlds_batch(worlds, repeat=len(candidates))
-        seat = worlds[0].to_act
-        start = batch.balances[:, seat].copy()
-        batch.step(np.tile(np.asarray(candidates), len(worlds)))
-        actions = np.zeros(len(start), dtype=np.int64)
-        while not batch.done.all():
-            live = np.flatnonzero(~batch.done)
-            actions[live] = self.policy.choose(encode_batch(batch, rows=live), batch.legal_mask()[live])
-            batch.step(actions, which=live)
-        gains = (batch.balances[:, seat] - start).reshape(len(worlds), len(candidates))
-        return self.weigh(gains.tolist(), logs, candidates)
+        return self.weigh(network_gains(self.policy, [(worlds, candidates)])[0].tolist(), logs, candidates)
+
+
+def network_gains(policy: Any, positions: Sequence[tuple[Sequence[Deal], Sequence[int]]]) -> list[np.ndarray]:
+    """For each position's worlds (one ``WorldSampler``'s, of one rules object and table size across positions) and
+    candidate leads: the counters the seat to act gains in each world (rows) × candidate (columns) when it leads
+    the candidate and ``policy`` (a numpy ``Policy``) then plays every seat from its own observation, every
+    position's rows in one batch (``BatchDeals.stack``), one forward a step."""
+    from popejoan_env.batch import BatchDeals
+    from popejoan_env.players.batch_rollout import worlds_batch  # the batch engine builds tables at import
+
+    batch = BatchDeals.stack([worlds_batch(worlds, repeat=len(candidates)) for worlds, candidates in positions])
+    sizes = [len(worlds) * len(candidates) for worlds, candidates in positions]
+    seats = np.repeat([worlds[0].to_act for worlds, _ in positions], sizes)
+    rows = np.arange(batch.num_deals)
+    start = batch.balances[rows, seats].copy()
+    actions = np.concatenate([np.tile(np.asarray(candidates), len(worlds)) for worlds, candidates in positions])
+    batch.step(actions)
+    while not batch.done.all():
+        live = np.flatnonzero(~batch.done)
+        actions[live] = policy.choose(encode_batch(batch, rows=live), batch.legal_mask()[live])
+        batch.step(actions, which=live)
+    gains = batch.balances[rows, seats] - start
+    ends = np.cumsum(sizes)
+    return [gains[end - size:end].reshape(len(worlds), len(candidates))
+            for end, size, (worlds, candidates) in zip(ends, sizes, positions)]

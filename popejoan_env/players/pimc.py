@@ -87,6 +87,15 @@ def rollout(deal: Deal, rng: np.random.Generator | None = None) -> None:
         deal.play_out(lambda d, legal: legal[int(rng.integers(len(legal)))], lone_leads=False)
 
 
+def best_lead(view: SeatView, candidates: list[int], scores: list[float]) -> int:
+    """The candidate with the best score (``scores`` in the order of ``candidates``); where several tie, the first
+    of them by ``stops_first``'s order."""
+    top = max(scores)
+    best = [card for card, score in zip(candidates, scores) if score == top]
+    # The stops_first order only where the search ties (most decisions have one best card: no key to build).
+    return best[0] if len(best) == 1 else max(best, key=stops_first_key(view))
+
+
 class PimcPlayer(ScriptedPlayer):
     """``pimc``: samples ``samples`` worlds consistent with everything the seat knows (the unseen cards
     placed into the other hands, with their known sizes, and the unseen part of the dead hand, never
@@ -152,11 +161,7 @@ class PimcPlayer(ScriptedPlayer):
         self.last_values = {}
         if len(candidates) == 1:
             return candidates[0]
-        totals = self.evaluate(view, candidates)
-        top = max(totals)
-        best = [card for card, total in zip(candidates, totals) if total == top]
-        # The stops_first order only where the search ties (most decisions have one best card: no key to build).
-        return best[0] if len(best) == 1 else max(best, key=stops_first_key(view))
+        return best_lead(view, candidates, self.evaluate(view, candidates))
 
     def evaluate(self, view: SeatView, candidates: list[int]) -> list[float]:
         """Counters the observer gains over the sampled worlds, per candidate lead: the sum over the worlds,

@@ -35,11 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from popejoan_env.batch import BatchDeals
-from popejoan_env.batch_observation import encode_batch
-from popejoan_env.players.batch_rollout import worlds_batch
+from popejoan_env.players.guided import network_gains
+from popejoan_env.players.pimc import best_lead
 from popejoan_env.players.stops import lead_candidates
-from popejoan_env.players.stops_first import stops_first_key
 from popejoan_env.players.worlds import WorldSampler
 from popejoan_env.seat_view import SeatView, seat_view
 from popejoan_env.training.expert_games import Decisions, Games, Table, deal_of, gather
@@ -52,31 +50,18 @@ def card_values(policy: Any, positions: Sequence[tuple[SeatView, list[int]]], rn
                 worlds: int) -> list[dict[int, float]]:
     """For each (view, candidates) of one rules object and table size: each candidate's importance-weighted mean
     counters for the seat to act over ``worlds`` sampled worlds, every seat of every world × candidate then played
-    by ``policy`` (a numpy ``Policy``) from its own observation, all positions in one batch."""
-    batches, shapes = [], []
+    by ``policy`` (a numpy ``Policy``) from its own observation (``guided.network_gains``), all positions in one
+    batch."""
+    drawn, logs = [], []
     for view, candidates in positions:
         sampler = WorldSampler(view)
-        hands, dead, logs = sampler.draw_many(rng, worlds)
-        drawn = sampler.deals(hands, dead)
-        batches.append(worlds_batch(drawn, repeat=len(candidates)))
-        shapes.append((len(drawn), candidates, logs, drawn[0].to_act))
-    batch = BatchDeals.stack(batches)
-    seats = np.concatenate([np.full(n * len(cands), seat) for n, cands, _, seat in shapes])
-    rows = np.arange(batch.num_deals)
-    start = batch.balances[rows, seats].copy()
-    actions = np.concatenate([np.tile(np.asarray(cands), n) for n, cands, _, _ in shapes])
-    batch.step(actions)
-    while not batch.done.all():
-        live = np.flatnonzero(~batch.done)
-        actions[live] = policy.choose(encode_batch(batch, rows=live), batch.legal_mask()[live])
-        batch.step(actions, which=live)
-    gains = (batch.balances[rows, seats] - start).astype(np.float64)
-    out, at = [], 0
-    for n, cands, logs, _ in shapes:
-        g = gains[at:at + n * len(cands)].reshape(n, len(cands))
-        at += n * len(cands)
-        w = np.exp(logs - logs.max())
-        out.append(dict(zip(cands, ((w[:, None] * g).sum(axis=0) / w.sum()).tolist())))
+        hands, dead, log_weights = sampler.draw_many(rng, worlds)
+        drawn.append((sampler.deals(hands, dead), candidates))
+        logs.append(log_weights)
+    out = []
+    for gains, log_weights, (_, candidates) in zip(network_gains(policy, drawn), logs, drawn):
+        w = np.exp(log_weights - log_weights.max())
+        out.append(dict(zip(candidates, ((w[:, None] * gains).sum(axis=0) / w.sum()).tolist())))
     return out
 
 
@@ -98,11 +83,7 @@ def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, 
         found = iter(card_values(policy, searched, rng, worlds) if searched else [])
         for d, deal, view, cands in waiting:
             values = next(found) if len(cands) > 1 else {}
-            card = cands[0]
-            if values:
-                top = max(values.values())
-                best = [c for c in cands if values[c] == top]
-                card = best[0] if len(best) == 1 else max(best, key=stops_first_key(view))
+            card = best_lead(view, cands, [values[c] for c in cands]) if values else cands[0]
             decisions.note(d, deal, view.legal, card, values)
             deal.play(card)
         live = [(d, deal) for d, deal in live if d not in decisions.finals]
