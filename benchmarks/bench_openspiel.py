@@ -8,7 +8,7 @@ Run from the repository root (the numbers of docs/openspiel.md come from these c
 
 ``exploitability`` computes, for each policy of the small game (``python_pope_joan_small``: ``pack=small``,
 3 players, dealer seat 0), the exact NashConv twice: with OpenSpiel's ``exploitability.nash_conv`` (Python best
-responses over the game tree) and with ``popejoan_env.players.exploitability.nash_conv`` (the engine alone), and the
+responses over the game tree) and with ``popejoan_env.evaluate.exploitability.nash_conv`` (the engine alone), and the
 seconds each took; a scripted player is its deterministic policy re-seeded per information state
 (``exploitability.player_policy``).  The CFR-family policy is CFR+ (OpenSpiel's ``cfr.CFRPlusSolver``) run on
 each turn-up's subgame (the turn-up is public before any decision, so the ten subgames are independent and the
@@ -32,7 +32,7 @@ import numpy as np
 import popejoan_env.envs.openspiel_game as openspiel_game  # registers the two games
 import pyspiel
 from popejoan_env.cli import OneLineParser
-from popejoan_env.players import exploitability
+from popejoan_env.evaluate import exploitability
 from popejoan_env.cards import parse_card
 from popejoan_env.players import make_player
 from popejoan_env.players.openspiel_players import PopejoanPolicy, save_nfsp

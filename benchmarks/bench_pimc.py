@@ -16,10 +16,10 @@ The rows: ``pimc:draws=python`` and ``pimc_net:draws=python`` are the path
 before issue 26, left as it was: ``WorldSampler(view)``, each world drawn in
 Python (``WorldSampler.sample``/``draw``), the first world as a ``Deal`` and a
 one-deal ``BatchDeals``, the placements checked, and the compiled rollouts of
-``rollout_kernels.world_gains`` (the batch engine's ``play_rows`` called once per
+``playout_kernels.world_gains`` (the batch engine's ``play_rows`` called once per
 lead).  ``pimc`` and ``pimc_net`` (``draws=compiled``, the default) run
 ``search.search_gains``: the view read once in Python, then one compiled call
-(``search_kernels.search``) that works out the placing order, draws the worlds
+(``decision_kernels.search``) that works out the placing order, draws the worlds
 (``world_kernels``) and plays every world x candidate out with ``play_rows``
 compiled inline.  Both weigh the worlds with ``PimcPlayer.weigh``; both
 ``pimc_net`` rows add the network's prior (``encode_view``, ``Policy.logits``).

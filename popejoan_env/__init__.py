@@ -12,12 +12,15 @@ from typing import Any
 
 from popejoan_env.cards import CARD_NAMES, PACK, POPE, card_name, parse_card
 from popejoan_env.engine import Deal
+from popejoan_env import moved
 from popejoan_env.errors import (
     GameOverError, IllegalActionError, InvalidDealError, PopeJoanError, RecordError, RulesError,
     UnknownCardError,
 )
 from popejoan_env.rules import COMPARTMENTS, MODERN, PRESETS, VICTORIAN, Rules
 from popejoan_env.session import Session
+
+moved.install()  # the modules 0.3.0 moved are refused in one line that names their new place
 
 try:
     __version__ = version("popejoan")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import operator
-import warnings
 from typing import Any
 
 from popejoan_env.errors import PopeJoanError, RulesError
@@ -100,12 +99,3 @@ def parse_json_value(text: str, what: str) -> Any:
     if _depth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         raise RulesError(f"{what}: the value is nested more than {MAX_JSON_DEPTH} levels deep")
     return value
-
-
-def renamed(old: str, old_value: Any, new: str, value: Any) -> Any:
-    """The value of a keyword renamed from ``old`` to ``new``: ``old``'s when it was given (with a
-    DeprecationWarning: the old name stays for one version), else ``value``."""
-    if old_value is None:
-        return value
-    warnings.warn(f"{old}= is deprecated: it is called {new}= now", DeprecationWarning, stacklevel=3)
-    return old_value

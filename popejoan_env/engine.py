@@ -544,14 +544,6 @@ class Deal:
         """True when the player to act leads (R7) rather than continues a sequence (R8)."""
         return self.forced < 0
 
-    @property
-    def counts(self) -> list[int]:
-        """Deprecated name of ``hand_sizes`` (kept for one version)."""
-        import warnings
-
-        warnings.warn("Deal.counts is deprecated; use Deal.hand_sizes", DeprecationWarning, stacklevel=2)
-        return self.hand_sizes
-
     def legal_actions(self) -> list[int]:
         """Card ids the player to act may play now (empty once the deal is over)."""
         if self.forced >= 0:

@@ -92,7 +92,8 @@ class OpponentPool:
 
     def add_snapshot(self, path: str | os.PathLike[str]) -> None:
         """Add a frozen learner snapshot (a saved model file); the oldest beyond ``max_snapshots`` leave."""
-        from popejoan_env.players.learned import LearnedPlayer, load_policy
+        from popejoan_env.nets.policy import load_policy
+        from popejoan_env.players.learned import LearnedPlayer
 
         policy = load_policy(path, rules=self.rules)
         name = f"self:{os.path.basename(os.fspath(path))}"

@@ -16,7 +16,7 @@ from stable_baselines3.common.torch_layers import MlpExtractor
 
 from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.observation import OBS_SIZE
-from popejoan_env.players import suits
+from popejoan_env.nets import suits
 
 __all__ = ["OraclePolicy", "SuitsPolicy"]
 

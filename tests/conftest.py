@@ -89,8 +89,8 @@ def network_file(path: str, rules: Sequence[str] = ("modern", "victorian"), play
     when the weights do not matter)."""
     import torch
 
-    from popejoan_env.players import suits
-    from popejoan_env.players.learned import model_metadata, save_state_dict
+    from popejoan_env.nets import suits
+    from popejoan_env.nets.model_file import model_metadata, save_state_dict
 
     gen = torch.Generator().manual_seed(seed)
     state = {suits.PREFIX + k: torch.randn(*shape, generator=gen) * 0.2 for k, shape in suits.shapes((8, 16)).items()}

@@ -28,45 +28,48 @@ class Layer(NamedTuple):
 
 
 LAYERS: list[Layer] = [
-    Layer(("errors", "cards", "checks", "seats", "rules", "files", "cluster", "cli"),
+    Layer(("errors", "cards", "checks", "seats", "rules", "files", "cluster", "cli", "moved"),
           "the vocabulary: errors, card ids and notation, input checks (an int that is not a bool, comma lists, "
           "small JSON values), seat arithmetic (relative seats, eldest, next dealer), the `Rules` object (and "
           "`--rules-option`), atomic file writes, the scripts' one-line-refusal parser (`cli`) — stdlib only; "
-          "`cluster`: the one way to start or join Ray and run tasks on it (ray imported only there, when used)"),
+          "`cluster`: the one way to start or join Ray and run tasks on it (ray imported only there, when used); "
+          "`moved`: what 0.3.0 moved, refused in one line that names the new place"),
     Layer(("engine",),
           "the game: `Deal` (dealing, legal actions, play, payouts, settlement), the one decision loop "
           "(`advance`, `play_out`), the mid-game constructor `from_position` — stdlib only"),
-    Layer(("session", "seat_view", "record", "render", "inference"),
+    Layer(("session", "seat_view", "record", "render", "inference", "small_game"),
           "around a deal: sessions (carry-over and rotation live only here), what one seat may know and what "
-          "the table can infer of each hand, game records, the one text picture of a seat's view — stdlib only"),
+          "the table can infer of each hand, game records, the one text picture of a seat's view, every deal of "
+          "the small game (`small_game`) — stdlib only"),
     Layer(("observation", "batch", "batch_observation", "symmetry"),
           "numpy: the one encoder (a seat's view as a vector and back); the batch engine (N deals as one typed "
           "state: dealing, play, records, and its compiled kernels, numba: card for card the scalar engine) and "
           "its observations in batch; the suits that play alike and the relabellings of an observation among "
           "them (`symmetry`)"),
+    Layer(("search", "nets"),
+          "what the players share, in two rooms that do not import each other: `search/`, the search machinery "
+          "(worlds consistent with what a seat knows and their weights, every world × candidate played out, "
+          "the compiled kernels of `pimc`'s one-call search and of the scripted players' batched leads); `nets/`, "
+          "networks as files and forwards (the model file's format and its checked reader, plain SB3 zips, the "
+          "`suits` actor, the numpy `Policy`, the shipped network's file)"),
     Layer(("players", "table"),
-          "every player answers `act(view)`: scripted, search (`pimc`, `worlds`, and `guided`: `pimc_net`, the "
-          "search with a network), learned (the MLP and `suits` actors), human; `table`: the table loop (the "
-          "other seats play until a seat without a player must choose)"),
-    Layer(("envs", "opponents", "sb3_policies", "aec", "gym_env", "vec_env", "vector_env", "rllib_env", "wrappers"),
+          "the agents: every player answers `act(view)` (scripted, `pimc`, `pimc_net`, learned, human, "
+          "OpenSpiel's) and `make_player` names them; `table`: the table loop (the other seats play until a seat "
+          "without a player must choose)"),
+    Layer(("envs", "opponents", "sb3_policies"),
           "adapters, in `envs/`: the PettingZoo AEC env, the Gymnasium single-agent view, the batch engine as "
           "vector environments (SB3 `VecEnv`, Gymnasium `VectorEnv`), Ray RLlib (mixed table sizes, the masking "
-          "RLModule, its export to a model file); the opponent pool with self-play snapshots; MaskablePPO's "
-          "oracle-critic and `suits` policies (importable, so `MaskablePPO.load` resumes their models "
-          "anywhere); `aec`, `gym_env`, `vec_env`, `vector_env`, `rllib_env` and `wrappers` are old names that "
-          "warn, kept one version"),
+          "RLModule, its export to a model file), OpenSpiel's games; the opponent pool with self-play snapshots; "
+          "MaskablePPO's oracle-critic and `suits` policies (importable, so `MaskablePPO.load` resumes their "
+          "models anywhere)"),
     Layer(("tournament", "evaluate", "web", "simulate", "training", "__main__"),
           "applications: the duplicate tournament (schedule, runner, scores, statistics, reports), `evaluate` (the "
           "citable evaluation: the frozen deal set, the reference panel, variance reduction, ratings, the "
-          "report, `popejoan exploit`), the web app, "
+          "report, exact exploitability on the small game and `popejoan exploit`), the web app, "
           "`simulate`'s datasets (one stream or shards, locally or on Ray), the training and benchmark commands "
           "(`training/`: one module per recipe, `popejoan train` ...; the repository's `training/*.py` are thin "
           "wrappers of them) and the command line"),
 ]
-
-ALIASES = {"aec", "gym_env", "vec_env", "vector_env", "rllib_env", "wrappers"}
-"""Old module names kept for one version: each warns and is the module it names (``envs.*``, ``gym_env``)."""
-
 
 def layer_of(module: str) -> int:
     """The layer of a module named relative to the package (``players.pimc`` is in ``players``)."""
@@ -176,32 +179,44 @@ def test_no_modules_import_each_other_in_a_circle() -> None:
     assert circle is None, "these modules import each other in a circle: " + " -> ".join(circle or [])
 
 
-@pytest.mark.parametrize(("old", "new"), [
-    ("aec", "pettingzoo_aec"), ("gym_env", "gymnasium_env"), ("vec_env", "sb3_vec_env"),
-    ("vector_env", "gymnasium_vector_env"), ("rllib_env", "rllib_env"),
-])
-def test_the_adapters_old_module_names_are_aliases_that_warn(old: str, new: str) -> None:
+def test_search_and_nets_do_not_import_each_other() -> None:
+    # Two rooms of one floor: the search machinery plays worlds out without networks, and a network file knows
+    # nothing of search; a player that needs both (pimc_net) brings them together one floor up.
+    for module, path in modules():
+        room = module.split(".")[0]
+        if room not in ("search", "nets"):
+            continue
+        other = "nets" if room == "search" else "search"
+        for line, name in imports_of(path):
+            assert not name.startswith(f"popejoan_env.{other}"), f"{path.name}:{line} imports {name}"
+
+
+@pytest.mark.parametrize("old", sorted(__import__("popejoan_env.moved", fromlist=["MODULES"]).MODULES))
+def test_an_old_module_is_refused_naming_its_new_place(old: str) -> None:
     import importlib
-    import sys
 
-    if new == "rllib_env":
-        pytest.importorskip("ray")
-    sys.modules.pop(f"popejoan_env.{old}", None)
-    with pytest.warns(DeprecationWarning, match=f"popejoan_env.envs.{new}"):
-        alias = importlib.import_module(f"popejoan_env.{old}")
-    if new == "rllib_env":  # the old module was split in two: the alias offers every name of both
-        for part in ("rllib_env", "rllib_policy"):
-            module = importlib.import_module(f"popejoan_env.envs.{part}")
-            assert all(getattr(alias, name) is getattr(module, name) for name in module.__all__)
-    else:
-        assert alias is importlib.import_module(f"popejoan_env.envs.{new}")
+    from popejoan_env.moved import MODULES
+
+    with pytest.raises(ModuleNotFoundError, match=f"{old} is gone since popejoan 0.3.0: import from "):
+        importlib.import_module(old)
+    for new in MODULES[old].replace(" and ", " ").replace("(", " ").split():
+        if new.startswith("popejoan_env."):  # every place the message names exists
+            importlib.import_module(new.rstrip(",)"))
 
 
+def test_a_name_that_left_a_module_is_refused_naming_its_new_place() -> None:
+    import importlib
 
-def layers_table() -> str:
-    """The README's table of the layers, from ``LAYERS``."""
-    rows = ["| layer | modules | what it holds |", "|---:|---|---|"]
-    for k, layer in enumerate(LAYERS):
-        names = ", ".join(f"`{m}/`" if (PACKAGE / m).is_dir() else f"`{m}`" for m in layer.modules)
-        rows.append(f"| {k} | {names} | {layer.what} |")
-    return "\n".join(rows) + "\n"
+    from popejoan_env.moved import NAMES
+
+    for old, names in NAMES.items():
+        module = importlib.import_module(old)
+        for name, new in names.items():
+            if name in vars(module):  # still offered (the module uses it): an import keeps working
+                assert getattr(module, name) is getattr(importlib.import_module(new), name)
+                continue
+            with pytest.raises(ImportError, match=f"{old}.{name} moved in popejoan 0.3.0: import it from {new}"):
+                exec(f"from {old} import {name}", {})
+            assert getattr(importlib.import_module(new), name) is not None
+    assert not hasattr(importlib.import_module("popejoan_env.players.learned"), "no_such_name")
+

@@ -7,9 +7,9 @@ import importlib
 
 import pytest
 
-from test_architecture import ALIASES, modules
+from test_architecture import modules
 
-MODULES = [m for m, _ in modules() if m != "__main__" and m not in ALIASES]
+MODULES = [m for m, _ in modules() if m != "__main__"]
 NEEDS = {"envs.rllib_env": ("ray", "pip install -e '.[ray]'"), "envs.rllib_policy": ("ray", "pip install -e '.[ray]'"),
          "envs.openspiel_game": ("pyspiel", "pip install -e '.[openspiel]'"),
          "players.openspiel_players": ("pyspiel", "pip install -e '.[openspiel]'")}

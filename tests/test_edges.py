@@ -35,8 +35,10 @@ from popejoan_env.__main__ import main
 from popejoan_env.errors import PopeJoanError, RecordError
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player
-from popejoan_env.players.learned import ModelFileError, load_player, model_metadata, read_metadata
-from popejoan_env.players.model_file import MAX_MEMBERS, MAX_WEIGHTS_BYTES, META_NAME
+from popejoan_env.nets.model_file import model_metadata, ModelFileError
+from popejoan_env.nets.policy import read_metadata
+from popejoan_env.players.learned import load_player
+from popejoan_env.nets.model_file import MAX_MEMBERS, MAX_WEIGHTS_BYTES, META_NAME
 from popejoan_env.record import MAX_LINE_BYTES, RecordWriter, read_records, verify_record, write_records
 
 GOLDEN = pathlib.Path(__file__).parent / "data" / "golden_records.jsonl"
@@ -603,7 +605,7 @@ def test_stride_0_and_overlapping_tensor_views_are_refused_before_any_copy(tmp_p
 
 def test_the_tensors_of_a_model_file_are_bounded_together(tmp_path: pathlib.Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from popejoan_env.players import model_file
+    from popejoan_env.nets import model_file
 
     path = tiny_model(tmp_path / "tiny.zip", hidden=(4, 4))  # two tensors of 4 x 1285 (actor and critic), and more
     monkeypatch.setattr(model_file, "MAX_WEIGHT_ELEMENTS", 8_000)
@@ -819,7 +821,7 @@ class _FakeSB3Model:
 
 
 def test_save_model_replaces_the_target_only_when_complete(tmp_path: pathlib.Path) -> None:
-    from popejoan_env.players.learned import save_model
+    from popejoan_env.nets.model_file import save_model
 
     target = tmp_path / "model.zip"
     assert save_model(_FakeSB3Model(fail=False), tmp_path / "model", tiny_metadata()) == str(target)

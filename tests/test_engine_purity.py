@@ -12,7 +12,8 @@ HEAVY = ("numpy", "gymnasium", "pettingzoo", "torch", "stable_baselines3", "sb3_
 MODULES = (
     "popejoan_env", "popejoan_env.cards", "popejoan_env.errors", "popejoan_env.rules",
     "popejoan_env.engine", "popejoan_env.session", "popejoan_env.seat_view", "popejoan_env.checks",
-    "popejoan_env.seats", "popejoan_env.record", "popejoan_env.render",
+    "popejoan_env.seats", "popejoan_env.record", "popejoan_env.render", "popejoan_env.inference",
+    "popejoan_env.small_game",
 )
 
 

@@ -200,7 +200,7 @@ def test_the_regret_loss_learns_the_best_mean_value_where_the_choice_loss_copies
 
 def test_expert_iteration_imitates_the_search_guided_by_the_first_network(tmp_path, capsys) -> None:
     from popejoan_env.players import make_player
-    from popejoan_env.players.model_file import read_model
+    from popejoan_env.nets.model_file import read_model
     from popejoan_env.training import ppo as train_ppo
 
     summary = train_ppo.main([
@@ -244,7 +244,7 @@ def test_expert_iteration_refuses_what_cannot_run(flags: list[str], says: str) -
 
 def test_an_evaluation_in_worker_processes_gives_the_same_results() -> None:
     from popejoan_env.players import shipped_model
-    from popejoan_env.players.learned import load_policy
+    from popejoan_env.nets.policy import load_policy
     from popejoan_env.training.common import evaluate
 
     policy = load_policy(shipped_model())

@@ -55,7 +55,8 @@ from popejoan_env.rules import parse_rules_options
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError, RecordError, RulesError
 from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv
-from popejoan_env.players.learned import LearnedPlayer, ModelFileError, load_player
+from popejoan_env.nets.model_file import ModelFileError
+from popejoan_env.players.learned import LearnedPlayer, load_player
 from popejoan_env.record import read_records, verify_record
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, Rules
 from test_edges import (  # the model-file builders of the regression tests

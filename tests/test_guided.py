@@ -11,9 +11,11 @@ import pytest
 from popejoan_env.engine import Deal
 from popejoan_env.players import make_player
 from popejoan_env.players.guided import GuidedPimcPlayer
-from popejoan_env.players.learned import LearnedPlayer, ModelMismatchError, load_policy
+from popejoan_env.nets.model_file import ModelMismatchError
+from popejoan_env.nets.policy import load_policy
+from popejoan_env.players.learned import LearnedPlayer
 from popejoan_env.players.stops import lead_candidates
-from popejoan_env.players.worlds import WorldSampler
+from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import seat_view
 

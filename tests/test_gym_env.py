@@ -333,7 +333,7 @@ def test_subproc_vec_env_works_with_masks() -> None:
 def test_self_play_snapshots_take_seats(tmp_path) -> None:
     from sb3_contrib import MaskablePPO
 
-    from popejoan_env.players.learned import model_metadata, save_model
+    from popejoan_env.nets.model_file import model_metadata, save_model
 
     env = PopeJoanGymEnv(players=4, opponents="random")
     model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, policy_kwargs=dict(net_arch=[16]), seed=0)
@@ -369,20 +369,3 @@ def test_balances_start_as_in_a_session_or_drawn_from_a_range() -> None:
         PopeJoanGymEnv(balance_range=(3, 1))
     with pytest.raises(PopeJoanError, match="observation's bound"):
         PopeJoanGymEnv(balance_range=(0, 2**20))  # the observation Box could not hold it
-
-
-def test_the_old_wrappers_module_is_a_deprecated_alias() -> None:
-    import importlib
-    import sys
-
-    sys.modules.pop("popejoan_env.wrappers", None)
-    with pytest.warns(DeprecationWarning, match="popejoan_env.envs.gymnasium_env"):
-        old = importlib.import_module("popejoan_env.wrappers")
-    assert old.PopeJoanGymEnv is PopeJoanGymEnv and old.parse_mix is parse_mix
-
-
-def test_auto_single_is_the_old_name_of_lone_leads_and_warns() -> None:
-    with pytest.warns(DeprecationWarning, match="auto_single= is deprecated: it is called lone_leads="):
-        env = PopeJoanGymEnv(players=3, opponents="random", auto_single=False)
-    assert env.lone_leads is False
-    assert PopeJoanGymEnv(players=3, opponents="random").lone_leads is True

@@ -279,7 +279,7 @@ def test_a_different_order_of_leads_is_a_different_observation() -> None:
 def test_every_consistent_resampling_leaves_the_observation_unchanged(name: str) -> None:
     """Worlds drawn by the search's sampler (lead constraints included) replay the same plays legally and
     look the same to the seat: its observation and mask do not change."""
-    from popejoan_env.players.worlds import WorldSampler
+    from popejoan_env.search.worlds import WorldSampler
     from popejoan_env.seats import absolute
 
     rules = VARIANTS[name]

@@ -16,7 +16,7 @@ import popejoan_env.envs.openspiel_game as og  # noqa: E402  (registers the game
 from popejoan_env import Deal  # noqa: E402
 from popejoan_env.cards import PACK  # noqa: E402
 from popejoan_env.errors import PopeJoanError, RulesError  # noqa: E402
-from popejoan_env.players.exploitability import nash_conv, uniform_policy  # noqa: E402
+from popejoan_env.evaluate.exploitability import nash_conv, uniform_policy  # noqa: E402
 from popejoan_env.observation import encode  # noqa: E402
 from popejoan_env.players import UnknownPlayerError, make_player  # noqa: E402
 from popejoan_env.players.openspiel_players import PopejoanPolicy  # noqa: E402

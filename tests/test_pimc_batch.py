@@ -1,4 +1,4 @@
-"""pimc's batched greedy rollouts (``players.batch_rollout``, compiled in ``players.rollout_kernels``) decide
+"""pimc's batched greedy rollouts (``players.playouts``, compiled in ``players.playout_kernels``) decide
 exactly as its scalar ones."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from popejoan_env.cards import POPE, cards_of
 from popejoan_env.errors import IllegalActionError, InvalidDealError
 from popejoan_env.players import make_player
 from popejoan_env.players.base import UnknownPlayerError
-from popejoan_env.players.batch_rollout import drawn_gains, greedy_gains, greedy_gains_at, rollout_batch, worlds_batch
+from popejoan_env.search.playouts import drawn_gains, greedy_gains, greedy_gains_at, rollout_batch, worlds_batch
 from popejoan_env.players.pimc import PimcPlayer, default_engine, greedy_lead, rollout
-from popejoan_env.players.rollout_kernels import greedy_position
-from popejoan_env.players.worlds import WorldSampler
+from popejoan_env.search.playout_kernels import greedy_position
+from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import SeatView, seat_view
 from popejoan_env.tournament import run_duplicate
@@ -349,19 +349,19 @@ def _lead_leaves_a_card_due(deal: Deal) -> bool:
 
 def test_a_change_to_batch_kernels_drops_the_cache_of_the_compiled_rollouts(
         tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
-    from popejoan_env.players import rollout_kernels
+    from popejoan_env.search import playout_kernels
 
     flushed: list[str] = []
-    functions = (rollout_kernels._play_out, rollout_kernels.greedy_rollouts, rollout_kernels._greedy_rollouts,
-                 rollout_kernels.world_gains, rollout_kernels._world_gains)
+    functions = (playout_kernels._play_out, playout_kernels.greedy_rollouts, playout_kernels._greedy_rollouts,
+                 playout_kernels.world_gains, playout_kernels._world_gains)
     for function in functions:
         monkeypatch.setattr(function._cache, "flush", lambda name=function.__name__: flushed.append(name))
         monkeypatch.setattr(function._cache, "_cache_path", str(tmp_path))
-    stamp = tmp_path / "rollout_kernels.batch_kernels.stamp"  # type: ignore[operator]
-    rollout_kernels._drop_stale_cache()  # no stamp yet: whatever is cached may predate batch/kernels.py
+    stamp = tmp_path / "playout_kernels.batch_kernels.stamp"  # type: ignore[operator]
+    playout_kernels._drop_stale_cache()  # no stamp yet: whatever is cached may predate batch/kernels.py
     assert sorted(flushed) == sorted(f.__name__ for f in functions) and stamp.exists()
-    rollout_kernels._drop_stale_cache()  # the same batch/kernels.py: the cache stays
+    playout_kernels._drop_stale_cache()  # the same batch/kernels.py: the cache stays
     assert len(flushed) == 5
     stamp.write_text("0 0\n")  # batch/kernels.py changed since the functions were cached
-    rollout_kernels._drop_stale_cache()
+    playout_kernels._drop_stale_cache()
     assert len(flushed) == 10 and stamp.read_text() != "0 0\n"

@@ -15,7 +15,7 @@ from popejoan_env.players import make_player
 from popejoan_env.players.base import UnknownPlayerError
 from popejoan_env.players.pimc import PimcPlayer
 from popejoan_env.players.stops import lead_candidates
-from popejoan_env.players.worlds import WorldSampler
+from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.seat_view import seat_view
 
 PLAY = """

@@ -16,7 +16,7 @@ from popejoan_env.players import (
 from popejoan_env.players.pimc import PimcPlayer, greedy_lead, rollout
 from popejoan_env.players.pool_hunter import lead_values
 from popejoan_env.players.stops import lead_candidates, orphans, run_from
-from popejoan_env.players.worlds import WorldSampler, world_deal
+from popejoan_env.search.worlds import WorldSampler, world_deal
 from popejoan_env.seat_view import seat_view
 from popejoan_env.tournament import run_duplicate
 

@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "reliability.md"
 CHECKED_MODULES = ["popejoan_env.web.app", "popejoan_env.web.games", "popejoan_env.web.replays",
-                   "popejoan_env.web.clients", "popejoan_env.record", "popejoan_env.players.model_file",
+                   "popejoan_env.web.clients", "popejoan_env.record", "popejoan_env.nets.model_file",
                    "popejoan_env.engine", "popejoan_env.batch.state", "popejoan_env.files", "popejoan_env.cluster",
                    "popejoan_env.__main__", "popejoan_env.tournament.runner", "popejoan_env.tournament.schedule",
                    "popejoan_env.simulate", "popejoan_env.players.pimc",

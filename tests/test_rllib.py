@@ -20,7 +20,7 @@ from ray.rllib.core.columns import Columns  # noqa: E402
 
 from popejoan_env.observation import OBS_SIZE  # noqa: E402
 from popejoan_env.players import make_player  # noqa: E402
-from popejoan_env.players.learned import load_policy, read_metadata  # noqa: E402
+from popejoan_env.nets.policy import load_policy, read_metadata  # noqa: E402
 from popejoan_env.envs.rllib_env import AGENTS, MixedTablesEnv, configure  # noqa: E402
 from popejoan_env.envs.rllib_policy import MaskedPolicyModule, SeatModules, export_policy  # noqa: E402
 from popejoan_env.tournament import run_duplicate  # noqa: E402

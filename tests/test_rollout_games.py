@@ -9,7 +9,7 @@ from popejoan_env.batch import BatchDeals
 from popejoan_env.engine import Deal
 from popejoan_env.errors import InvalidDealError, PopeJoanError
 from popejoan_env.players.stops import lead_candidates
-from popejoan_env.players.worlds import WorldSampler
+from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import seat_view
 from popejoan_env.training import expert_games
@@ -36,7 +36,7 @@ def _positions(count: int, seed: int = 3) -> list[tuple]:
 
 def _policy():
     from popejoan_env.players import shipped_model
-    from popejoan_env.players.learned import load_policy
+    from popejoan_env.nets.policy import load_policy
 
     return load_policy(shipped_model())
 
@@ -103,7 +103,7 @@ def test_the_games_are_the_same_for_any_number_of_workers_and_choose_by_their_va
 
 
 def test_the_run_improves_the_imitated_network_by_its_rollouts(tmp_path, capsys) -> None:
-    from popejoan_env.players.model_file import read_model
+    from popejoan_env.nets.model_file import read_model
     from popejoan_env.training import ppo as train_ppo
 
     common = ["--output-dir", str(tmp_path), "--seed", "4", "--imitate-deals", "20", "--imitate-player",

@@ -22,10 +22,9 @@ from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv  # noqa: E402
 from popejoan_env.errors import PopeJoanError  # noqa: E402
 from popejoan_env.observation import OBS_SIZE  # noqa: E402
 from popejoan_env.players import make_player  # noqa: E402
-from popejoan_env.players.learned import (  # noqa: E402
-    ModelFileError, ModelMismatchError, adopt, load_policy, read_metadata,
-)
-from popejoan_env.players.model_file import META_NAME  # noqa: E402
+from popejoan_env.nets.model_file import META_NAME, ModelFileError, ModelMismatchError  # noqa: E402
+from popejoan_env.nets.policy import load_policy, read_metadata  # noqa: E402
+from popejoan_env.nets.sb3_zip import adopt  # noqa: E402
 from popejoan_env.tournament import run_duplicate  # noqa: E402
 
 ANY_LEAD = {"preset": "modern", "lead": "any"}

@@ -1,6 +1,6 @@
-"""pimc's one-call search (``players.search``, compiled in ``players.search_kernels``) gives the worlds, weights and
+"""pimc's one-call search (``players.search``, compiled in ``players.decision_kernels``) gives the worlds, weights and
 counters of the staged path it replaced (``WorldSampler.draw_many``, the position as a ``Deal`` and a one-deal
-batch, ``batch_rollout.drawn_gains``), so the same seed makes the same decisions."""
+batch, ``playouts.drawn_gains``), so the same seed makes the same decisions."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import pytest
 from popejoan_env import MODERN, VICTORIAN, Deal
 from popejoan_env.errors import IllegalActionError, InvalidDealError
 from popejoan_env.observation import encode_view
-from popejoan_env.players import search, worlds
-from popejoan_env.players.batch_rollout import drawn_gains, greedy_gains_at
+from popejoan_env.search import decision, worlds
+from popejoan_env.search.playouts import drawn_gains, greedy_gains_at
 from popejoan_env.players.guided import GuidedPimcPlayer
 from popejoan_env.players.pimc import PimcPlayer
-from popejoan_env.players.search import search_gains
+from popejoan_env.search.decision import search_gains
 from popejoan_env.players.stops import lead_candidates
-from popejoan_env.players.worlds import WorldSampler
+from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import SeatView, seat_view
 
@@ -71,7 +71,7 @@ def test_search_gives_the_worlds_weights_and_gains_of_the_staged_path(rules: Rul
 
 @pytest.mark.parametrize(("rules", "players"), CONFIGS[:4], ids=IDS[:4])
 def test_search_plays_given_worlds_as_the_old_rollouts_do(rules: Rules, players: int) -> None:
-    from popejoan_env.players import search_kernels
+    from popejoan_env.search import decision_kernels
 
     for i, view in enumerate(search_views(rules, players, 10, seed=10 + players)):
         candidates = lead_candidates(view)
@@ -80,8 +80,8 @@ def test_search_plays_given_worlds_as_the_old_rollouts_do(rules: Rules, players:
         position = sampler.deals(hands[:1], dead[:1])[0]
         masks = np.concatenate([hands[:, 1:], dead[:, None] & ~np.uint64(sampler.known_dead)], axis=1)
         gains = np.empty((16, len(candidates)), dtype=np.int64)
-        inputs = search._inputs(view, candidates, "consistent")
-        search_kernels.play_worlds(masks, inputs.position, inputs.tables, gains)
+        inputs = decision._inputs(view, candidates, "consistent")
+        decision_kernels.play_worlds(masks, inputs.position, inputs.tables, gains)
         assert gains.tolist() == greedy_gains_at(position, hands, dead, candidates).tolist()
 
 
@@ -119,7 +119,7 @@ def test_pimc_net_decides_as_with_the_staged_path() -> None:
 
 
 def test_a_world_out_of_restarts_is_placed_by_the_reference_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(search, "MAX_RESTARTS", 0)  # no world is placed by the compiled draws
+    monkeypatch.setattr(decision, "MAX_RESTARTS", 0)  # no world is placed by the compiled draws
     monkeypatch.setattr(worlds, "MAX_RESTARTS", 0)
     for i, view in enumerate(search_views(MODERN, 4, 6, seed=30)):
         candidates = lead_candidates(view)
@@ -160,34 +160,34 @@ def test_search_refuses_an_inconsistent_view_as_the_sampler_does() -> None:
 
 def test_a_change_to_a_compiled_source_drops_the_cache_of_the_search(
         tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
-    from popejoan_env.players import search_kernels
+    from popejoan_env.search import decision_kernels
 
     flushed: list[str] = []
-    functions = (search_kernels.placing_order, search_kernels.search, search_kernels._positions,
-                 search_kernels.play_worlds)
+    functions = (decision_kernels.placing_order, decision_kernels.search, decision_kernels._positions,
+                 decision_kernels.play_worlds)
     for function in functions:
         monkeypatch.setattr(function._cache, "flush", lambda name=function.__name__: flushed.append(name))
         monkeypatch.setattr(function._cache, "_cache_path", str(tmp_path))
-    stamp = tmp_path / "search_kernels.sources.stamp"  # type: ignore[operator]
-    search_kernels._drop_stale_cache()  # no stamp yet: whatever is cached may predate the sources
+    stamp = tmp_path / "decision_kernels.sources.stamp"  # type: ignore[operator]
+    decision_kernels._drop_stale_cache()  # no stamp yet: whatever is cached may predate the sources
     assert sorted(flushed) == sorted(f.__name__ for f in functions) and stamp.exists()
-    search_kernels._drop_stale_cache()  # the same sources: the cache stays
+    decision_kernels._drop_stale_cache()  # the same sources: the cache stays
     assert len(flushed) == 4
     stamp.write_text("0 0\n")  # a source changed since the functions were cached
-    search_kernels._drop_stale_cache()
+    decision_kernels._drop_stale_cache()
     assert len(flushed) == 8 and stamp.read_text() != "0 0\n"
 
 
 @pytest.mark.parametrize(("rules", "players"), CONFIGS, ids=IDS)
 def test_the_compiled_placing_order_is_the_samplers(rules: Rules, players: int) -> None:
-    from popejoan_env.players import search_kernels
+    from popejoan_env.search import decision_kernels
 
     for view in search_views(rules, players, 25, seed=40 + players):
         for sampler in ("consistent", "uniform"):
             reference = WorldSampler(view, sampler)
-            s = search._inputs(view, lead_candidates(view), sampler).sampling
+            s = decision._inputs(view, lead_candidates(view), sampler).sampling
             cards, allowed = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
-            constrained = search_kernels.placing_order(s.unseen, s.excluded, s.hidden_dead, s.forced, s.forced_seat,
+            constrained = decision_kernels.placing_order(s.unseen, s.excluded, s.hidden_dead, s.forced, s.forced_seat,
                                                        s.uniform, cards, allowed)
             assert constrained == len(reference._allowed)
             assert cards[:len(reference._cards)].tolist() == reference._cards.tolist()
@@ -197,11 +197,11 @@ def test_the_compiled_placing_order_is_the_samplers(rules: Rules, players: int) 
 
 def test_a_card_that_can_be_nowhere_is_refused_as_the_sampler_refuses_it(monkeypatch: pytest.MonkeyPatch) -> None:
     from popejoan_env.cards import PACK_MASK
-    from popejoan_env.players import search_kernels
+    from popejoan_env.search import decision_kernels
 
     view = next(v for v in search_views(ANY_ACE_HIGH, 5, 40, seed=3) if v.dead_hand is not None)  # no dead room
     everything = lambda v: (PACK_MASK,) * v.players  # noqa: E731  (no seat may hold anything)
-    monkeypatch.setattr(search, "cannot_hold", everything)
+    monkeypatch.setattr(decision, "cannot_hold", everything)
     monkeypatch.setattr(worlds, "cannot_hold", everything)
     with pytest.raises(InvalidDealError) as reference:
         WorldSampler(view)
@@ -210,4 +210,4 @@ def test_a_card_that_can_be_nowhere_is_refused_as_the_sampler_refuses_it(monkeyp
     assert str(fast.value) == str(reference.value) and "can be nowhere" in str(fast.value)
     excluded = np.full(5, PACK_MASK, dtype=np.uint64)
     cards, allowed = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
-    assert search_kernels.placing_order(np.uint64(view.unseen), excluded, 0, -1, -1, False, cards, allowed) == -1
+    assert decision_kernels.placing_order(np.uint64(view.unseen), excluded, 0, -1, -1, False, cards, allowed) == -1

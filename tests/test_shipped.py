@@ -11,9 +11,9 @@ import pytest
 
 from popejoan_env.engine import Deal
 from popejoan_env.players import SHIPPED_MODEL, UnknownPlayerError, make_player
-from popejoan_env.players.learned import (
-    ModelFileError, ModelMismatchError, load_player, load_policy, read_metadata, trained_rules,
-)
+from popejoan_env.nets.model_file import ModelFileError, ModelMismatchError, trained_rules
+from popejoan_env.nets.policy import load_policy, read_metadata
+from popejoan_env.players.learned import load_player
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import seat_view
 from popejoan_env.tournament import run_duplicate
@@ -76,7 +76,7 @@ def test_bad_rules_lists_in_metadata_are_refused(tmp_path, rules, match) -> None
 def test_the_shipped_spec_takes_no_parameters_and_says_when_the_file_is_missing(monkeypatch, tmp_path) -> None:
     with pytest.raises(UnknownPlayerError, match="takes no parameters"):
         make_player("shipped:samples=3")
-    import popejoan_env.players.shipped as players
+    import popejoan_env.nets.shipped as players
 
     monkeypatch.setattr(players, "SHIPPED_MODEL", str(tmp_path / "absent" / "model.zip"))
     with pytest.raises(UnknownPlayerError, match="shipped network is not installed: .*absent"):
@@ -84,7 +84,7 @@ def test_the_shipped_spec_takes_no_parameters_and_says_when_the_file_is_missing(
 
 
 def test_the_shipped_network_plays_every_table_size_and_both_presets() -> None:
-    assert os.path.isfile(SHIPPED_MODEL), "the shipped network is package data: popejoan_env/players/data/shipped.zip"
+    assert os.path.isfile(SHIPPED_MODEL), "the shipped network is package data: popejoan_env/nets/data/shipped.zip"
     assert os.path.getsize(SHIPPED_MODEL) < 5 * 2**20
     meta = read_metadata(SHIPPED_MODEL)
     assert sorted(meta["players"]) == [3, 4, 5, 6, 7, 8]

@@ -1,5 +1,5 @@
 """The small game (``pack="small"``): its pack and deal, the engine, records, the env and the players on it, the
-batch engine's refusal, and exact NashConv on the engine alone (``popejoan_env.players.exploitability``)."""
+batch engine's refusal, and exact NashConv on the engine alone (``popejoan_env.evaluate.exploitability``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from popejoan_env.batch import BatchDeals
 from popejoan_env.cards import PACK_MASKS, SMALL_PACK, names_of, parse_card
 from popejoan_env.engine import NOT_IN_PACK
 from popejoan_env.errors import InvalidDealError, PopeJoanError, RulesError
-from popejoan_env.players.exploitability import nash_conv, player_policy, small_deals, uniform_policy
+from popejoan_env.evaluate.exploitability import nash_conv, player_policy, uniform_policy
+from popejoan_env.small_game import small_deals
 from popejoan_env.observation import action_mask, decode, encode
 from popejoan_env.players import make_player
 from popejoan_env.record import deal_record, replay_record, verify_record

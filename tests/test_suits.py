@@ -16,9 +16,11 @@ import torch
 from popejoan_env.batch import BatchDeals
 from popejoan_env.batch_observation import encode_batch
 from popejoan_env.observation import OBS_SIZE
-from popejoan_env.players import make_player, suits
-from popejoan_env.players.learned import ModelFileError, load_player
-from popejoan_env.players.model_file import META_NAME
+from popejoan_env.nets import suits
+from popejoan_env.players import make_player
+from popejoan_env.nets.model_file import ModelFileError
+from popejoan_env.players.learned import load_player
+from popejoan_env.nets.model_file import META_NAME
 from popejoan_env.tournament import run_duplicate
 from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
 

@@ -16,10 +16,10 @@ import pytest
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_VERSION, decode
 from popejoan_env.players import make_player
-from popejoan_env.players.learned import (
-    LearnedPlayer, ModelFileError, ModelMismatchError, load_player, read_metadata,
-)
-from popejoan_env.players.model_file import META_NAME
+from popejoan_env.nets.model_file import ModelFileError, ModelMismatchError
+from popejoan_env.nets.policy import read_metadata
+from popejoan_env.players.learned import LearnedPlayer, load_player
+from popejoan_env.nets.model_file import META_NAME
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -69,7 +69,7 @@ def test_a_run_starts_from_a_model_file_and_ppo_held_near_it_trains_on(tiny_run:
     (--anchor-kl) it trains on and says so; a network of another shape is refused before anything is written."""
     import torch
 
-    from popejoan_env.players.model_file import read_model
+    from popejoan_env.nets.model_file import read_model
 
     start = os.path.join(tiny_run, "model.zip")
     base = [sys.executable, os.path.join(ROOT, "training", "train_ppo.py"), "--output-dir", str(tmp_path),

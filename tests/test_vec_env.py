@@ -13,15 +13,17 @@ import pytest
 import torch
 
 import popejoan_env.envs.sb3_vec_env as vec_env
-import popejoan_env.players.vectorised as vectorised
+import popejoan_env.search.scripted_kernels as scripted_kernels
 from popejoan_env.batch import BatchDeals
 from popejoan_env.envs.sb3_vec_env import BatchVecEnv, make_batch_vec_env
 from popejoan_env.errors import IllegalActionError, MissingDependencyError, PopeJoanError
 from popejoan_env.observation import encode
 from popejoan_env.players import PoolHunterPlayer, StopsFirstPlayer, make_player
-from popejoan_env.players.learned import LearnedPlayer, Policy, model_metadata, policy_from_state, save_model
+from popejoan_env.nets.model_file import model_metadata, save_model
+from popejoan_env.nets.policy import Policy, policy_from_state
+from popejoan_env.players.learned import LearnedPlayer
 from popejoan_env.players.pool_hunter import lead_values, lead_values_batch
-from popejoan_env.players.vectorised import compiled_leads
+from popejoan_env.search.scripted_kernels import compiled_leads
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import seat_view
 
@@ -454,7 +456,7 @@ def test_the_scalar_players_give_the_run_the_compiled_ones_give(monkeypatch) -> 
 def test_without_numba_the_compiled_players_say_what_to_install(monkeypatch) -> None:
     batch = BatchDeals(Rules.preset("modern"), 4, 2, rng=np.random.default_rng(0))
     rows = np.arange(2)
-    monkeypatch.setattr(vectorised, "_COMPILED", [])  # not compiled yet
+    monkeypatch.setattr(scripted_kernels, "_COMPILED", [])  # not compiled yet
     monkeypatch.setitem(sys.modules, "numba", None)  # and numba missing
     for player in ("stops_first", "pool_hunter"):
         with pytest.raises(MissingDependencyError, match="pip install numba"):
@@ -493,9 +495,3 @@ def test_oracle_critic_reads_the_hands_and_the_saved_policy_does_not(tmp_path) -
     assert np.allclose(player.policy.logits(obs[:, :OBS_SIZE].numpy()), logits.numpy(), atol=1e-5)
     with pytest.raises(PopeJoanError, match="--oracle-critic needs --vec-env batch"):
         train_ppo.check_args(train_ppo.Args(oracle_critic=True, vec_env="dummy", imitate_deals=0))
-
-
-def test_auto_single_is_the_old_name_of_lone_leads_and_warns() -> None:
-    with pytest.warns(DeprecationWarning, match="auto_single= is deprecated: it is called lone_leads="):
-        vec = make_batch_vec_env(4, 1, players=3, opponents="random", auto_single=False)
-    assert vec.lone_leads is False

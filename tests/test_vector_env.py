@@ -18,7 +18,7 @@ from gymnasium.vector import AutoresetMode
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.observation import OBS_SIZE, encode
 from popejoan_env.players import make_player
-from popejoan_env.players.learned import read_metadata
+from popejoan_env.nets.policy import read_metadata
 from popejoan_env.envs.gymnasium_vector_env import MAX_ENVS, PopeJoanVectorEnv
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -317,7 +317,7 @@ def test_the_hint_gives_the_network_probabilities_and_pimc(client: TestClient, m
     assert hint["network"]["model"] == "shipped" and hint["network_reason"] is None
     assert sorted(probs) == sorted(state["legal"]) and abs(sum(probs.values()) - 1) < 1e-9
     assert hint["network"]["best"] == max(probs, key=probs.get) and hint["pimc"]["best"] in state["legal"]
-    from popejoan_env.players.learned import load_policy
+    from popejoan_env.nets.policy import load_policy
     from popejoan_env.seat_view import seat_view
     from popejoan_env.web.games import policy_probs
 
@@ -335,7 +335,7 @@ def test_the_hint_gives_the_network_probabilities_and_pimc(client: TestClient, m
 
 
 def test_without_the_shipped_model_the_hint_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import popejoan_env.players.shipped as shipped
+    import popejoan_env.nets.shipped as shipped
 
     monkeypatch.setattr(shipped, "SHIPPED_MODEL", str(tmp_path / "absent.zip"))
     c = TestClient(create_app(models_dir=str(tmp_path), seed=2))

@@ -41,8 +41,8 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A models directory with one model whose metadata reads but whose weights are NaN (refused when loaded)."""
     import torch
 
-    from popejoan_env.players import suits
-    from popejoan_env.players.learned import model_metadata, save_state_dict
+    from popejoan_env.nets import suits
+    from popejoan_env.nets.model_file import model_metadata, save_state_dict
 
     root = tmp_path_factory.mktemp("secret-server-folder") / "models"
     state = {suits.PREFIX + k: torch.full(shape, float("nan")) for k, shape in suits.shapes((8, 16)).items()}

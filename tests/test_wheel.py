@@ -51,7 +51,7 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_wheel_carries_the_shipped_network_the_web_assets_and_the_training_commands(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    for needed in ("popejoan_env/players/data/shipped.zip", "popejoan_env/web/static/index.html",
+    for needed in ("popejoan_env/nets/data/shipped.zip", "popejoan_env/web/static/index.html",
                    "popejoan_env/web/static/play.js", "popejoan_env/training/ppo.py", "popejoan_env/py.typed",
                    "popejoan_env/evaluate/data/evalset-1.bin.gz", "popejoan_env/evaluate/exploit.py"):
         assert needed in names, needed

@@ -12,8 +12,8 @@ from popejoan_env import MODERN, VICTORIAN, Deal, Rules
 from popejoan_env.cards import cards_of
 from popejoan_env.errors import InvalidDealError
 from popejoan_env.inference import cannot_hold
-from popejoan_env.players import worlds
-from popejoan_env.players.worlds import WorldSampler, place, place_many
+from popejoan_env.search import worlds
+from popejoan_env.search.worlds import WorldSampler, place, place_many
 from popejoan_env.seat_view import seat_view
 
 from conftest import make_deal

@@ -86,7 +86,7 @@ import numpy as np
 from gymnasium import spaces
 
 from popejoan_env.cards import NUM_CARD_IDS
-from popejoan_env.checks import as_int, as_seed, brief, renamed, split_list
+from popejoan_env.checks import as_int, as_seed, brief, split_list
 from popejoan_env.engine import Deal
 from popejoan_env.envs.pettingzoo_aec import ILLEGAL_REWARD
 from popejoan_env.errors import IllegalActionError, PopeJoanError
@@ -174,7 +174,6 @@ class PopeJoanGymEnv(gym.Env):
         reward_scale: float = 1.0,
         balance_range: tuple[int, int] | None = None,
         render_mode: str | None = None,
-        auto_single: bool | None = None,
         illegal_action: str = "terminate",
         illegal_reward: float = ILLEGAL_REWARD,
     ) -> None:
@@ -182,7 +181,7 @@ class PopeJoanGymEnv(gym.Env):
         self.table_sizes = table_sizes(players)
         self.deals, self.balance_range = episode_options(deals, balance_range)
         self.illegal_action, self.illegal_reward = illegal_options(illegal_action, illegal_reward)
-        self.lone_leads = bool(renamed("auto_single", auto_single, "lone_leads", lone_leads))
+        self.lone_leads = bool(lone_leads)
         self.reward_scale = float(reward_scale)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise PopeJoanError(f"render_mode must be None or 'ansi', got {brief(render_mode)}")

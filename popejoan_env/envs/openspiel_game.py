@@ -3,7 +3,7 @@
 Importing this module registers both games with ``pyspiel.register_game``, so
 ``pyspiel.load_game("python_pope_joan", {"players": 4})`` and every OpenSpiel
 algorithm work on them (CFR and its Monte-Carlo variants, information-set MCTS,
-``exploitability.nash_conv`` …).  The engine plays; this module only translates:
+``evaluate.exploitability.nash_conv`` …).  The engine plays; this module only translates:
 
 | OpenSpiel | here |
 |---|---|
@@ -13,7 +13,7 @@ algorithm work on them (CFR and its Monte-Carlo variants, information-set MCTS,
 | returns | ``Deal.delta`` at the end of the deal (dressing included), 0 before |
 | tensors | the v2 observation (``observation.encode``, 1285 floats, ``LAYOUT`` names its parts); the information state and the observation are the same tensor, because the v2 observation already holds the whole public history |
 | strings | the observation string is ``render.describe`` of the seat's view; the information-state string adds the history, card by card with the relative seat that played it |
-| resampling | ``resample_from_infostate`` deals the hidden cards with ``players.worlds.WorldSampler`` (consistent with the seat's view) and replays the cards played so far |
+| resampling | ``resample_from_infostate`` deals the hidden cards with ``search.worlds.WorldSampler`` (consistent with the seat's view) and replays the cards played so far |
 
 Game parameters: ``players``, ``dealer`` (seat 0 by default), ``preset`` (``modern`` or ``victorian``: the base) and
 every ``Rules`` option (``lead``, ``deal``, ``pope_turnup``, ``pair_split``, ``ace_high``,
@@ -41,9 +41,9 @@ except ImportError:
 
 from popejoan_env.cards import CARD_NAMES, NUM_CARD_IDS, PACK_MASKS, PACKS, card_name, cards_of, names_of, parse_card
 from popejoan_env.engine import Deal, deal_cards
-from popejoan_env.players.exploitability import small_deals
+from popejoan_env.small_game import small_deals
 from popejoan_env.observation import HAND, LAYOUT, OBS_SIZE, encode
-from popejoan_env.players.worlds import WorldSampler
+from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.render import describe, seat_labels
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, SMALL_PACK_PLAYERS, Rules
 from popejoan_env.seat_view import seat_view

@@ -4,7 +4,7 @@
 actor MLP and a critic MLP on the observation, the action mask applied to the
 logits (an illegal card gets probability 0, in sampling, inference and the loss
 alike).  Its actor keeps Stable-Baselines3's layer names, so ``export_policy``
-writes a model file (``players.model_file``) that ``make_player`` and
+writes a model file (``nets.model_file``) that ``make_player`` and
 ``training/benchmark.py`` load like any other and play with the one forward of
 ``players.learned``.  ``SeatModules`` maps each seat of an episode to ``main`` or a
 frozen snapshot; ``TorchThreads`` keeps every env runner's torch to one thread.
@@ -30,11 +30,11 @@ from torch import nn
 from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_SIZE
-from popejoan_env.players.model_file import model_metadata, save_state_dict
+from popejoan_env.nets.model_file import model_metadata, save_state_dict
 from popejoan_env.rules import MIN_PLAYERS, RulesLike
 
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
-"""Hidden activations of ``MaskedPolicyModule`` (the names ``players.model_file`` reads)."""
+"""Hidden activations of ``MaskedPolicyModule`` (the names ``nets.model_file`` reads)."""
 
 
 def _mlp(widths: Sequence[int], activation: str) -> nn.Sequential:

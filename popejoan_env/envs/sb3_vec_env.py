@@ -73,7 +73,7 @@ from threadpoolctl import threadpool_limits
 from popejoan_env.batch import BatchDeals, Finished
 from popejoan_env.batch_observation import HIDDEN_SIZE, encode_batch, hidden_batch
 from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS
-from popejoan_env.checks import as_int, brief, renamed
+from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.envs.gymnasium_env import episode_options, table_sizes
 from popejoan_env.observation import OBS_SIZE, encode
@@ -146,7 +146,6 @@ class BatchVecEnv(VecEnv):
         balance_range: tuple[int, int] | Sequence[int] | None = None,
         terminal_observation: bool = True,
         oracle: bool = False,
-        auto_single: bool | None = None,
     ) -> None:
         n = as_int(num_envs)
         if n is None or n < 1:
@@ -155,7 +154,7 @@ class BatchVecEnv(VecEnv):
         self.rules = resolve_rules(rules)
         self.table_sizes = table_sizes(players)
         self.deals = deals
-        self.lone_leads = bool(renamed("auto_single", auto_single, "lone_leads", lone_leads))
+        self.lone_leads = bool(lone_leads)
         self.reward_scale = float(reward_scale)
         self.balance_range = balance_range
         self.terminal_observation = bool(terminal_observation)

@@ -7,7 +7,7 @@
 | ``stops_first`` | the traditional advice: runs it knows end in a stop, then the Pope, then its lowest cards |
 | ``pool_hunter`` | for the honours, Matrimony, Intrigue and the Pope, weighing what is staked |
 | ``pimc`` | search: samples the hidden cards, plays each lead out, picks the best on average |
-| ``shipped`` | the shipped network, package data (``players/data/shipped.zip``; every table size, both presets) |
+| ``shipped`` | the shipped network, package data (``nets/data/shipped.zip``; every table size, both presets) |
 | ``pimc_net`` | ``pimc``'s search (128 worlds) with the shipped network's log-probabilities as a prior (``players/guided.py``) |
 
 ``make_player("pimc:samples=32", seed=1)`` builds one from a spec (a name,
@@ -33,10 +33,11 @@ import inspect
 import os
 import re
 
+from popejoan_env.nets.model_file import ModelFileError
+from popejoan_env.nets.shipped import SHIPPED, SHIPPED_MODEL, shipped_model
 from popejoan_env.players.base import Player, ScriptedPlayer, UnknownPlayerError
 from popejoan_env.players.pimc import PimcPlayer
 from popejoan_env.players.pool_hunter import PoolHunterPlayer
-from popejoan_env.players.shipped import SHIPPED, SHIPPED_MODEL, shipped_model
 from popejoan_env.players.simple import LowestPlayer, RandomPlayer
 from popejoan_env.players.stops_first import StopsFirstPlayer
 
@@ -99,7 +100,11 @@ def _shipped(spec: str, params: dict[str, int | float | str], seed: int | None) 
         raise UnknownPlayerError(f"player {SHIPPED!r} takes no parameters, got {spec!r}")
     from popejoan_env.players.learned import load_player
 
-    return load_player(shipped_model(), seed)
+    try:
+        path = shipped_model()
+    except ModelFileError as err:  # the package data is missing: the spec cannot be played
+        raise UnknownPlayerError(str(err)) from None
+    return load_player(path, seed)
 
 
 def _number(text: str) -> int | float | str:

@@ -28,8 +28,8 @@ from popejoan_env.engine import Deal
 from popejoan_env.observation import encode_view
 from popejoan_env.players.base import UnknownPlayerError
 from popejoan_env.players.pimc import MAX_SAMPLES, PimcPlayer
-from popejoan_env.players.shipped import SHIPPED, shipped_model
-from popejoan_env.players.worlds import WorldSampler
+from popejoan_env.nets.shipped import SHIPPED, shipped_model
+from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.seat_view import SeatView
 
 DEFAULT_SAMPLES = 128
@@ -50,7 +50,7 @@ class GuidedPimcPlayer(PimcPlayer):
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, prior: float = DEFAULT_PRIOR,
                  rollout: str = "greedy", model: str = "shipped", sampler: str = "consistent",
                  draws: str = "compiled") -> None:
-        from popejoan_env.players.learned import load_policy
+        from popejoan_env.nets.policy import load_policy
 
         if as_int(samples) is None or not 1 <= samples <= MAX_SAMPLES:
             raise UnknownPlayerError(f"pimc_net: samples must be an integer from 1 to {MAX_SAMPLES:,}, got "
@@ -112,7 +112,7 @@ def network_gains(policy: Any, positions: Sequence[tuple[Sequence[Deal], Sequenc
     the candidate and ``policy`` (a numpy ``Policy``) then plays every seat from its own observation, every
     position's rows in one batch (``BatchDeals.stack``), one forward a step."""
     from popejoan_env.batch import BatchDeals
-    from popejoan_env.players.batch_rollout import worlds_batch  # the batch engine builds tables at import
+    from popejoan_env.search.playouts import worlds_batch  # the batch engine builds tables at import
 
     batch = BatchDeals.stack([worlds_batch(worlds, repeat=len(candidates)) for worlds, candidates in positions])
     sizes = [len(worlds) * len(candidates) for worlds, candidates in positions]

@@ -15,16 +15,16 @@ the dealer, so it needs no absolute seats; its board starts from the dressing al
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from popejoan_env.errors import MissingDependencyError, PopeJoanError
-from popejoan_env.players.exploitability import Policy
+from popejoan_env.engine import Deal
 from popejoan_env.observation import encode_view
 from popejoan_env.players.base import ScriptedPlayer, UnknownPlayerError
-from popejoan_env.players.worlds import WorldSampler
+from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.seat_view import SeatView
 
 try:
@@ -170,10 +170,10 @@ def save_nfsp(path: str, networks: list[Any], inputs: int, hidden: list[int], ac
 
 
 class PopejoanPolicy(openspiel_policy.Policy):
-    """A popejoan ``Policy`` (``exploitability.py``: the deal and the seat to act -> card probabilities) as an
-    OpenSpiel policy of ``python_pope_joan`` or ``python_pope_joan_small``."""
+    """A popejoan policy (``evaluate.exploitability.Policy``: the deal and the seat to act -> card probabilities) as
+    an OpenSpiel policy of ``python_pope_joan`` or ``python_pope_joan_small``."""
 
-    def __init__(self, game: Any, policy: Policy) -> None:
+    def __init__(self, game: Any, policy: Callable[[Deal, int], Mapping[int, float]]) -> None:
         super().__init__(game, list(range(game.num_players())))
         self.policy = policy
 

@@ -10,7 +10,7 @@ from popejoan_env.engine import SUCCESSOR, Deal
 from popejoan_env.players.base import ScriptedPlayer, UnknownPlayerError
 from popejoan_env.players.stops import PREDECESSOR, lead_candidates, order_in_suit
 from popejoan_env.players.stops_first import stops_first_key
-from popejoan_env.players.worlds import SAMPLERS, WorldSampler
+from popejoan_env.search.worlds import SAMPLERS, WorldSampler
 from popejoan_env.seat_view import SeatView
 
 DEFAULT_SAMPLES = 32
@@ -21,7 +21,7 @@ DRAWS = ("compiled", "python")
 """How the worlds are drawn: all of a decision's at once in compiled code (``WorldSampler.draw_many``), or one at a
 time in Python (``WorldSampler.draw``, the sampler before the compiled one); the same distribution either way."""
 ENGINES = ("scalar", "batch")
-"""How greedy rollouts are played: one ``Deal`` at a time, or every world × candidate at once (``batch_rollout``)."""
+"""How greedy rollouts are played: one ``Deal`` at a time, or every world × candidate at once (``playouts``)."""
 
 
 def default_engine(rollout: str = "greedy") -> str:
@@ -106,7 +106,7 @@ class PimcPlayer(ScriptedPlayer):
     the ``stops_first`` order.  Parameters: ``samples`` (default 32), ``rollout`` (``greedy`` or
     ``random``), ``sampler`` (``consistent``, the default, or ``uniform``: the old sampler that
     ignores what leads and the settlement reveal), ``engine`` (``scalar``: one ``Deal`` per rollout, or
-    ``batch``: the greedy rollouts of every world × candidate at once, ``batch_rollout.greedy_gains``,
+    ``batch``: the greedy rollouts of every world × candidate at once, ``playouts.greedy_gains``,
     compiled; the same decisions either way; the default is ``batch`` for greedy rollouts:
     ``default_engine``), ``draws`` (``compiled``, the default: a decision's worlds drawn at once by
     ``WorldSampler.draw_many``, from one seed the player's generator draws, with the batch engine in one compiled
@@ -174,7 +174,7 @@ class PimcPlayer(ScriptedPlayer):
         if batch and view.to_act == 0 and view.forced < 0:
             # The observer's lead (every decision of choose): one compiled call draws the worlds and plays them out
             # (search.search_gains: the worlds and counters of the stages below, without the stages).
-            from popejoan_env.players.search import search_gains
+            from popejoan_env.search.decision import search_gains
 
             gains, logs = search_gains(view, candidates, self.rng, self.samples, self.sampler)
             return self.weigh(gains, logs, candidates)
@@ -182,7 +182,7 @@ class PimcPlayer(ScriptedPlayer):
         hands, dead, logs = sampler.draw_many(self.rng, self.samples)
         if batch:
             # Imported here: the compiled rollouts load numba, which a scalar pimc need not pay for at import.
-            from popejoan_env.players.batch_rollout import drawn_gains
+            from popejoan_env.search.playouts import drawn_gains
 
             gains = drawn_gains(sampler.deals(hands[:1], dead[:1])[0], hands, dead, candidates)
         else:
@@ -195,7 +195,7 @@ class PimcPlayer(ScriptedPlayer):
         rng = self.rng
         logs = []
         if self.engine == "batch" and sampler.view.rules.pack == "full":  # the batch rollouts play the full pack only
-            from popejoan_env.players.batch_rollout import greedy_gains_at
+            from popejoan_env.search.playouts import greedy_gains_at
 
             # The first world as a Deal (the position every world shares), the others only as card placements:
             # the same draws as the scalar path's ``sample`` calls, without building a Deal per world.

@@ -27,7 +27,7 @@ ORPHAN_VALUE = 0.3
 CLEAR_WEIGHT = 0.3
 """Under lowest-of-suit leads: share of a prize's stake credited for leading the cards below it."""
 WEIGHTS = np.array([DENY_WEIGHT, LEAD_VALUE, CARD_VALUE, ORPHAN_VALUE, CLEAR_WEIGHT], dtype=np.float64)
-"""The weights above in the order the compiled loop reads them (``vectorised.compiled_leads``)."""
+"""The weights above in the order the compiled loop reads them (``scripted_kernels.compiled_leads``)."""
 
 
 class PoolHunterPlayer(ScriptedPlayer):
@@ -50,9 +50,9 @@ class PoolHunterPlayer(ScriptedPlayer):
         return max(values, key=lambda c: (values[c], -c))
 
     def act_batch(self, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
-        """``act`` for every row at once, in one compiled loop over the batch (``vectorised``: the same reading
+        """``act`` for every row at once, in one compiled loop over the batch (``scripted_kernels``: the same reading
         of each seat's view, the same arithmetic, the same choices)."""
-        from popejoan_env.players.vectorised import compiled_leads  # numba: only where a batch is played
+        from popejoan_env.search.scripted_kernels import compiled_leads  # numba: only where a batch is played
 
         return compiled_leads("pool_hunter", batch, rows, legal, WEIGHTS)
 
@@ -60,7 +60,7 @@ class PoolHunterPlayer(ScriptedPlayer):
 def lead_values_batch(batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
     """``lead_values`` of the seat to act in each deal ``rows``, [k, 52] by card id (-inf where no candidate):
     the compiled loop's numbers, the very same as the scalar ones."""
-    from popejoan_env.players.vectorised import pool_hunter_values
+    from popejoan_env.search.scripted_kernels import pool_hunter_values
 
     return pool_hunter_values(batch, rows, legal, WEIGHTS)
 

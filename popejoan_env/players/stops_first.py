@@ -33,9 +33,9 @@ class StopsFirstPlayer(ScriptedPlayer):
         return max(lead_candidates(view), key=stops_first_key(view))
 
     def act_batch(self, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
-        """``act`` for every row at once, in one compiled loop over the batch (``vectorised``: the same reading
+        """``act`` for every row at once, in one compiled loop over the batch (``scripted_kernels``: the same reading
         of each seat's view, the same choices)."""
-        from popejoan_env.players.vectorised import compiled_leads  # numba: only where a batch is played
+        from popejoan_env.search.scripted_kernels import compiled_leads  # numba: only where a batch is played
 
         return compiled_leads("stops_first", batch, rows, legal)
 

@@ -35,7 +35,8 @@ from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player
-from popejoan_env.players.learned import load_policy, model_metadata, save_state_dict
+from popejoan_env.nets.model_file import model_metadata, save_state_dict
+from popejoan_env.nets.policy import load_policy
 from popejoan_env.rules import Rules
 
 from popejoan_env.training.common import (arg, command, evaluate, format_eval, parse_flags, run_script,

@@ -77,9 +77,11 @@ from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, Number, PROB
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
-from popejoan_env.players import GUIDED, make_player, parse_spec, shipped_model, suits
-from popejoan_env.players.learned import model_metadata, policy_from_state, rules_field, save_model
-from popejoan_env.players.model_file import read_model
+from popejoan_env.nets import suits
+from popejoan_env.players import GUIDED, make_player, parse_spec, shipped_model
+from popejoan_env.nets.model_file import model_metadata, rules_field, save_model
+from popejoan_env.nets.policy import policy_from_state
+from popejoan_env.nets.model_file import read_model
 from popejoan_env.players.pimc import MAX_SAMPLES
 from popejoan_env.rules import Rules, check_players, parse_rules_options
 from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
@@ -184,7 +186,7 @@ class Args:
     activation: str = arg("tanh", "hidden activation: tanh or relu")
     actor: str = arg("suits",
                      "the policy network: mlp (--net-arch) or suits (one network shared by the four suits, scoring "
-                     "each suit's 13 ranks: popejoan_env.players.suits; widths --actor-arch)")
+                     "each suit's 13 ranks: popejoan_env.nets.suits; widths --actor-arch)")
     actor_arch: str = arg("128,256,256",
                           "widths of a suits actor: the context layer, then the suit network's hidden layers")
     oracle_critic: bool = arg(False,

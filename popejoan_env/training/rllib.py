@@ -278,7 +278,7 @@ def train(args: Args, argv: list[str] | None, run_dir: str, ray_start: float) ->
           f"Ray started in {ray_start:.1f} s); model: {model}")
     evaluation = {}
     if args.eval_deals:  # the exported policy against each opponent at each table size; the deals' seed is --seed + 1
-        from popejoan_env.players.learned import load_policy
+        from popejoan_env.nets.policy import load_policy
 
         for seats in sorted(set(sizes)):
             rows = evaluate(load_policy(model), split_list(args.eval_opponents), args.eval_deals, args.seed,

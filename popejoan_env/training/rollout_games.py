@@ -38,7 +38,7 @@ import numpy as np
 from popejoan_env.players.guided import network_gains
 from popejoan_env.players.pimc import best_lead
 from popejoan_env.players.stops import lead_candidates
-from popejoan_env.players.worlds import WorldSampler
+from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.seat_view import SeatView, seat_view
 from popejoan_env.training.expert_games import Decisions, Games, Table, deal_of, gather
 

@@ -124,7 +124,7 @@ class ModelShelf:
     def _candidates(self) -> list[tuple[str, str]]:
         """(shown path, real path) of the shipped network, then of every ``model.zip`` at most ``MODEL_DEPTH``
         folders down the models directory, sorted."""
-        from popejoan_env.players.shipped import SHIPPED_MODEL
+        from popejoan_env.nets.shipped import SHIPPED_MODEL
 
         shipped = [(SHIPPED_SHOWN, SHIPPED_MODEL)] if os.path.isfile(SHIPPED_MODEL) else []
         out: list[tuple[str, str]] = []
@@ -150,7 +150,7 @@ class ModelShelf:
 
     def metadata(self, real: str) -> dict[str, Any] | None:
         """A model file's metadata (cached while the file is unchanged), or None when it is not a model file."""
-        from popejoan_env.players.learned import read_metadata
+        from popejoan_env.nets.policy import read_metadata
 
         stamp = _stamp(real)
         with self._lock:
@@ -167,7 +167,7 @@ class ModelShelf:
 
     def models(self) -> list[dict[str, Any]]:
         """Every readable model: its shown ``path``, run ``name``, table sizes ``players`` and rules ``presets``."""
-        from popejoan_env.players.learned import trained_rules
+        from popejoan_env.nets.model_file import trained_rules
 
         out = []
         for shown, real in self._candidates():
@@ -199,12 +199,12 @@ class ModelShelf:
 
     def mismatch(self, real: str, rules: Rules, players: int) -> str | None:
         """Why the model cannot play these rules at this table size, or None when it can."""
-        from popejoan_env.players.learned import trained_rules
+        from popejoan_env.nets.model_file import trained_rules
 
         meta = self.metadata(real)
         if meta is None:
             return f"{os.path.basename(os.path.dirname(real))}/{MODEL_FILE} is not a readable model file"
-        from popejoan_env.players.shipped import SHIPPED_MODEL
+        from popejoan_env.nets.shipped import SHIPPED_MODEL
 
         name = SHIPPED_SHOWN if real == SHIPPED_MODEL else os.path.basename(os.path.dirname(real))
         trained = trained_rules(meta)
@@ -218,7 +218,7 @@ class ModelShelf:
 
     def policy(self, real: str) -> Any:
         """The network of a model file (``learned.Policy``), loaded once while the file is unchanged."""
-        from popejoan_env.players.learned import load_policy
+        from popejoan_env.nets.policy import load_policy
 
         stamp = _stamp(real)
         with self._lock:  # one load at a time: a second request waits for the first instead of loading again

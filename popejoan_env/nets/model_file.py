@@ -55,7 +55,7 @@ from popejoan_env.checks import as_int
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import replacing
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
-from popejoan_env.players import suits
+from popejoan_env.nets import suits
 from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesLike, resolve_rules
 
 MODEL_FORMAT = "popejoan-model/1"
@@ -179,7 +179,7 @@ def read_model(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict
                     raise ModelFileError(
                         f"{path} is a Stable-Baselines3 model without popejoan metadata ({META_NAME}): "
                         "nothing says which observation and rules it was trained for; save models with "
-                        "popejoan_env.players.learned.save_model (training/train_ppo.py does)"
+                        "popejoan_env.nets.model_file.save_model (training/train_ppo.py does)"
                     )
                 raise ModelFileError(f"{path} is not a model file: a zip archive without {META_NAME} or "
                                      f"{WEIGHTS_NAME} inside (another kind of file, or truncated)")

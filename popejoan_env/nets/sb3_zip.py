@@ -47,7 +47,7 @@ from typing import Any
 from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.checks import as_int
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
-from popejoan_env.players.model_file import (
+from popejoan_env.nets.model_file import (
     MODEL_FORMAT, ModelFileError, ModelMismatchError, check_metadata, read_sb3_zip, rules_field, save_model,
 )
 from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, RulesLike
@@ -56,7 +56,7 @@ POLICIES = {
     ("sb3_contrib.common.maskable.policies", "MaskableActorCriticPolicy"): "MaskablePPO",
     ("stable_baselines3.common.policies", "ActorCriticPolicy"): "PPO",
 }
-"""SB3 policy classes (module, name) whose actor ``players.learned.Policy`` plays, and their algorithm."""
+"""SB3 policy classes (module, name) whose actor ``nets.policy.Policy`` plays, and their algorithm."""
 SB3_ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
 """torch activation classes a plain zip may name, and their name in a model file."""
 DEFAULT_NET_ARCH = [64, 64]
@@ -85,7 +85,7 @@ def policy_algorithm(data: Mapping[str, Any], path: str) -> str:
         known = ", ".join(f"{n} ({a})" for (_, n), a in POLICIES.items())
         raise ModelFileError(f"{path}: its policy class is {name} from {module}; a plain Stable-Baselines3 zip is "
                              f"played only with {known}: an MLP actor over the Gym view's observation (save "
-                             "another policy with popejoan_env.players.learned.save_model and its metadata)")
+                             "another policy with popejoan_env.nets.model_file.save_model and its metadata)")
     return algorithm
 
 

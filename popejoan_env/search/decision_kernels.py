@@ -3,7 +3,7 @@
 ``search.search_gains`` (``pimc``'s default path) calls ``search`` once per decision.  Each stage is the code
 the other paths run, not a copy of it: the placing order is ``WorldSampler``'s (the constrained cards by their
 number of places, then card id; then the free cards), the draws are ``world_kernels``' (``_draw``, the same
-random numbers from the same seed), every lead is ``rollout_kernels.greedy_position``'s and every card is played
+random numbers from the same seed), every lead is ``playout_kernels.greedy_position``'s and every card is played
 by the batch engine's own loop (``batch.kernels.play_rows``).  What is new is only how they are strung together:
 
 * one call per decision instead of four (sampler set-up, draws, position, rollouts), with what the view
@@ -26,10 +26,10 @@ import numpy as np
 
 import numba
 from popejoan_env.batch import kernels
-from popejoan_env.players import kernel_cache
-from popejoan_env.players import rollout_kernels, world_kernels
-from popejoan_env.players.rollout_kernels import greedy_position
-from popejoan_env.players.world_kernels import _draw
+from popejoan_env.search import kernel_cache
+from popejoan_env.search import playout_kernels, world_kernels
+from popejoan_env.search.playout_kernels import greedy_position
+from popejoan_env.search.world_kernels import _draw
 
 OK, NOWHERE, UNPLACED = 0, 1, 2
 """``search``'s outcomes: every world drawn and played out; a card can be nowhere (the view is inconsistent:
@@ -141,7 +141,7 @@ def _positions(mask, pos_of_card, ace_high):  # type: ignore[no-untyped-def]
 @_njit
 def play_worlds(masks, position, tables, gains):  # type: ignore[no-untyped-def]
     """``gains[k, i]``: counters relative seat 0 wins when position ``position.leads[i]`` is led in world ``k`` and
-    the deal is played out by greedy leads (``rollout_kernels.world_gains``, the same rollouts).  World ``k`` is
+    the deal is played out by greedy leads (``playout_kernels.world_gains``, the same rollouts).  World ``k`` is
     the ``position`` (``search.Position``) with seat 0 holding ``own_hand``, relative seat ``s > 0`` the cards of
     ``masks[k, s - 1]`` and the dead hand ``masks[k, -1] | known_dead``.  Returns the number of cards played."""
     # The fields read once, into locals: the loop below calls play_rows with them (``play_rows`` says why).
@@ -231,10 +231,10 @@ def play_worlds(masks, position, tables, gains):  # type: ignore[no-untyped-def]
 
 
 def _drop_stale_cache() -> None:
-    """Flush this module's cache when ``batch/kernels.py``, ``rollout_kernels.py`` or ``world_kernels.py`` (compiled
+    """Flush this module's cache when ``batch/kernels.py``, ``playout_kernels.py`` or ``world_kernels.py`` (compiled
     into its functions) is not the file they were cached with (modification times and sizes, in a stamp file)."""
-    kernel_cache.drop_stale((placing_order, search, _positions, play_worlds), (kernels, rollout_kernels, world_kernels),
-                            "search_kernels.sources.stamp")
+    kernel_cache.drop_stale((placing_order, search, _positions, play_worlds), (kernels, playout_kernels, world_kernels),
+                            "decision_kernels.sources.stamp")
 
 
 _drop_stale_cache()

@@ -280,7 +280,7 @@ def _place_arrays(cards: np.ndarray, allowed: np.ndarray, room: Sequence[int], r
                   order: Sequence[tuple[int, tuple[int, ...]]], free: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """``place_many`` with its cards as arrays (``cards``: the constrained ones, then the free ones; ``allowed``:
     each constrained card's slots as bits); ``order`` and ``free`` again for the fallback search."""
-    from popejoan_env.players import world_kernels  # imports numba: only where worlds are drawn in batches
+    from popejoan_env.search import world_kernels  # imports numba: only where worlds are drawn in batches
 
     if as_int(n) is None or n < 1:
         raise InvalidDealError(f"a batch of worlds needs a positive number of worlds, got {brief(n)}")

@@ -4,7 +4,7 @@
 each world when every seat then leads by ``greedy_lead``; ``greedy_gains_at``
 is the same with the worlds given as card masks of one position (no ``Deal``
 per world).  The first world becomes a one-deal ``BatchDeals`` and one
-compiled call (``rollout_kernels.world_gains``) deals each world into it,
+compiled call (``playout_kernels.world_gains``) deals each world into it,
 leads each candidate and plays the deal to its end, every card by the
 engine's own loop.  The lead is the scalar one exactly, ties included, so the
 counters are those of ``pimc.rollout`` (the tests compare them position by
@@ -46,13 +46,13 @@ __all__ = ["drawn_gains", "greedy_gains", "greedy_gains_at", "rollout_batch", "w
 
 def rollout_batch(batch: BatchDeals) -> None:
     """Play every deal of a batch (made with ``auto_reset`` off) to its end, each lead by ``greedy_lead``, in
-    compiled loops (``rollout_kernels.greedy_rollouts``); the finished deals are reported as ``step`` does."""
-    from popejoan_env.players import rollout_kernels  # imports numba: only where rollouts are played
+    compiled loops (``playout_kernels.greedy_rollouts``); the finished deals are reported as ``step`` does."""
+    from popejoan_env.search import playout_kernels  # imports numba: only where rollouts are played
 
     if batch.auto_reset:
         raise InvalidDealError("rollout_batch plays deals to their end: it needs a batch made with auto_reset off")
     live = np.nonzero(~batch.done)[0]
-    batch.cards_played += rollout_kernels.greedy_rollouts(batch.state, batch.tables, live, batch.record)
+    batch.cards_played += playout_kernels.greedy_rollouts(batch.state, batch.tables, live, batch.record)
     batch.advance()
 
 
@@ -102,7 +102,7 @@ def greedy_gains(worlds: Sequence[Deal], candidates: Sequence[int], seat: int = 
     The worlds are positions of one deal where a lead is due (as ``WorldSampler`` gives them, see
     ``worlds_batch``); they are copied, not changed.  A candidate that is not a legal lead raises
     ``IllegalActionError``.  Every rollout is one compiled loop over a one-deal batch
-    (``rollout_kernels.world_gains``).
+    (``playout_kernels.world_gains``).
     """
     if not worlds or not candidates:
         raise InvalidDealError("greedy_gains needs at least one world and one candidate lead")
@@ -186,13 +186,13 @@ def _gains(state: BatchState, tables: Tables, position: Deal, hands: np.ndarray,
            candidates: Sequence[int], seat: int) -> np.ndarray:
     """Every world (card masks) x candidate played out in deal 0 of ``state`` (``position`` as a one-deal batch),
     compiled; the callers have checked the candidates (``_check_leads``)."""
-    from popejoan_env.players import rollout_kernels  # imports numba: only where rollouts are played
+    from popejoan_env.search import playout_kernels  # imports numba: only where rollouts are played
 
     # R9: the dead cards shown are the turn-up and each played card's successor that lies in the dead hand.
     shown = np.uint64(successors_of(position.played_mask, position.rules.ace_high))
     revealed = np.uint64(1 << position.turnup) | (shown & dead)
     gains = np.empty((len(hands), len(candidates)), dtype=np.int64)
-    rollout_kernels.world_gains(
+    playout_kernels.world_gains(
         state, tables, tables.pos_of_card[np.asarray(candidates, dtype=np.int64)], seat,
         position_masks(tables, hands), position_masks(tables, dead), position_masks(tables, revealed), gains)
     return gains

@@ -1,11 +1,11 @@
 """``pimc``'s default search, one compiled call per decision: the worlds drawn and every world × candidate played out.
 
 ``search_gains(view, candidates, rng, samples)`` gives what ``WorldSampler(view).draw_many`` followed by
-``batch_rollout.drawn_gains`` gives (the same worlds from the same generator, the same rollouts, the same
+``playouts.drawn_gains`` gives (the same worlds from the same generator, the same rollouts, the same
 counters: ``tests/test_search.py`` compares them position by position), without the stages in between: no
 ``Deal`` of the position, no ``BatchState`` made of it, no second and third compiled call.  The position's state
 is read from the view (the cards played, the board, the balances, who played the trump honours) and the placing
-order is worked out in the compiled call (``search_kernels``).
+order is worked out in the compiled call (``decision_kernels``).
 
 What the fast path does not cover goes the reference way, so every refusal is the reference's: a view that is
 inconsistent is handed to ``WorldSampler``, which says why; a world that runs out of restarts is placed by
@@ -25,7 +25,7 @@ from popejoan_env.checks import as_int, brief, is_int
 from popejoan_env.engine import legal_leads, successors_of
 from popejoan_env.errors import IllegalActionError, InvalidDealError
 from popejoan_env.inference import cannot_hold
-from popejoan_env.players.worlds import (
+from popejoan_env.search.worlds import (
     _LOG_ARRAY, _LOG_FACTORIAL_ARRAY, MAX_RESTARTS, SAMPLERS, WorldSampler, _search,
 )
 from popejoan_env.seat_view import SeatView
@@ -34,7 +34,7 @@ __all__ = ["Inputs", "Position", "Sampling", "run", "search_gains"]
 
 
 class Sampling(NamedTuple):
-    """What the compiled placing order and draws read of a view (``search_kernels.placing_order``, ``_draw``)."""
+    """What the compiled placing order and draws read of a view (``decision_kernels.placing_order``, ``_draw``)."""
 
     unseen: np.uint64           # the cards the observer cannot see (card-id bits)
     excluded: np.ndarray        # [players] uint64: what each relative seat cannot hold (inference.cannot_hold)
@@ -49,7 +49,7 @@ class Sampling(NamedTuple):
 
 
 class Position(NamedTuple):
-    """The position every world of a search shares, as ``search_kernels.play_worlds`` reads it (card-id bits)."""
+    """The position every world of a search shares, as ``decision_kernels.play_worlds`` reads it (card-id bits)."""
 
     own_hand: np.uint64   # the observer's hand (relative seat 0)
     known_dead: np.uint64  # the dead cards the observer knows (the turn-up, those stops showed, or all of them)
@@ -74,7 +74,7 @@ def search_gains(view: SeatView, candidates: Sequence[int], rng: np.random.Gener
                  sampler: str = "consistent") -> tuple[np.ndarray, np.ndarray]:
     """[samples, candidates] counters the observer gains when it leads each candidate in each of ``samples`` worlds
     and every seat then leads by ``greedy_lead``, and the worlds' log importance weights [samples]: the worlds
-    ``WorldSampler(view, sampler).draw_many(rng, samples)`` draws, played out as ``batch_rollout.drawn_gains``
+    ``WorldSampler(view, sampler).draw_many(rng, samples)`` draws, played out as ``playouts.drawn_gains``
     plays them.  The observer must be to lead (``InvalidDealError``), each candidate one of its legal leads
     (``IllegalActionError``)."""
     if as_int(samples) is None or samples < 1:
@@ -132,7 +132,7 @@ def _inputs(view: SeatView, candidates: Sequence[int], sampler: str) -> Inputs:
 def run(view: SeatView, inputs: Inputs, rng: np.random.Generator, samples: int) -> tuple[np.ndarray, np.ndarray]:
     """``search_gains`` from the view's ``Inputs``: one seed from ``rng``, one compiled call (and the reference's
     placement for a world out of restarts)."""
-    from popejoan_env.players import search_kernels  # imports numba: only where a search runs
+    from popejoan_env.search import decision_kernels  # imports numba: only where a search runs
 
     players, leads = view.players, len(inputs.position.leads)
     seed = rng.integers(2**64, dtype=np.uint64)  # the one draw of a decision, as draw_many's
@@ -140,20 +140,20 @@ def run(view: SeatView, inputs: Inputs, rng: np.random.Generator, samples: int) 
     log_weights = np.empty(samples, dtype=np.float64)
     placed = np.empty(samples, dtype=np.bool_)
     gains = np.empty((samples, leads), dtype=np.int64)
-    status = search_kernels.search(seed, *inputs, masks, log_weights, placed, gains)
+    status = decision_kernels.search(seed, *inputs, masks, log_weights, placed, gains)
     uniform = inputs.sampling.uniform
     sampler = "uniform" if uniform else "consistent"
-    if status == search_kernels.NOWHERE:  # _inputs should have caught it
+    if status == decision_kernels.NOWHERE:  # _inputs should have caught it
         WorldSampler(view, sampler)
         raise InvalidDealError("the view is inconsistent: no placement of the unseen cards respects it")
-    if status == search_kernels.UNPLACED:  # restarts kept failing: the polynomial search, world by world
+    if status == decision_kernels.UNPLACED:  # restarts kept failing: the polynomial search, world by world
         reference = WorldSampler(view, sampler)
         every = tuple(range(players))
         full = list(reference._order) + [(card, every) for card in reference._free]
         for w in np.flatnonzero(~placed).tolist():
             masks[w] = _search(full, reference.room, rng)
             log_weights[w] = 0.0
-        search_kernels.play_worlds(masks, inputs.position, inputs.tables, gains)
+        decision_kernels.play_worlds(masks, inputs.position, inputs.tables, gains)
     if uniform:
         log_weights[:] = 0.0
     return gains, log_weights

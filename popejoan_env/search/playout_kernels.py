@@ -1,8 +1,8 @@
 """Compiled greedy rollouts (numba): whole deals played out by ``pimc.greedy_lead``, one deal after another.
 
-``batch_rollout`` imports this module (and so numba) when it plays rollouts.  Each lead is ``greedy_lead``'s
+``playouts`` imports this module (and so numba) when it plays rollouts.  Each lead is ``greedy_lead``'s
 choice, read from the batch's position bitmasks (``BatchState.hands``, ``held``) with the key and tie order of
-``batch_rollout``'s docstring, and is played by the batch engine's own loop (``batch.kernels.play_rows``: the
+``playouts``'s docstring, and is played by the batch engine's own loop (``batch.kernels.play_rows``: the
 sequence, the awards, every lone lead after it, going out), so the cards played are those of ``BatchDeals.step``.
 Every function takes the batch's ``state`` and ``tables``.
 
@@ -18,7 +18,7 @@ import numpy as np
 
 import numba
 from popejoan_env.batch import kernels
-from popejoan_env.players import kernel_cache
+from popejoan_env.search import kernel_cache
 from popejoan_env.batch.kernels import fields, play_rows
 
 _SUIT = np.uint64(0x1FFF)
@@ -173,7 +173,7 @@ def _drop_stale_cache() -> None:
     """Flush the cache of the functions that compile ``play_rows`` in when ``batch/kernels.py`` is not the file
     they were cached with (its modification time and size, kept in a stamp file beside the cache)."""
     kernel_cache.drop_stale((_play_out, greedy_rollouts, _greedy_rollouts, world_gains, _world_gains), (kernels,),
-                            "rollout_kernels.batch_kernels.stamp")
+                            "playout_kernels.batch_kernels.stamp")
 
 
 _drop_stale_cache()

@@ -1,6 +1,6 @@
 """Compiled world draws (numba): ``worlds.place`` for many worlds in one call, with its own random numbers.
 
-``WorldSampler.draw_many`` calls ``draw_worlds`` once per batch of worlds; ``search_kernels.search`` (``pimc``'s
+``WorldSampler.draw_many`` calls ``draw_worlds`` once per batch of worlds; ``decision_kernels.search`` (``pimc``'s
 one-call search) runs ``_draw`` itself, from the seed ``draw_many`` would use.  The kernel places the cards as
 ``worlds.place`` does, card for card: the constrained cards in their order, each into one of its slots with
 probability proportional to the room left there (a dead end starts the world again, at most ``max_restarts``
