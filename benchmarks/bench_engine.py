@@ -96,7 +96,7 @@ def bench_popejoan(rules: Rules, players: int, seconds: float, rng: np.random.Ge
     start = time.perf_counter()
     deadline = start + seconds
     while True:
-        deal = Deal.new(rules, players, dealer, rng, board, balances)
+        deal = Deal.new(rules, players, dealer, rng, board=board, balances=balances)
         deal.play_out(choose)  # the engine's own loop: forced cards and lone leads inside, choose the rest
         plays += len(deal.plays)
         deals += 1

@@ -143,7 +143,8 @@ def run_train_nfsp(args: argparse.Namespace) -> None:
         episodes += 1
         if episodes % 1000 == 0:
             print(f"{episodes} episodes, {steps} decisions, {time.perf_counter() - start:.0f} s", flush=True)
-    save_nfsp(args.out, [a._avg_network for a in agents], size, hidden, game.num_distinct_actions())
+    save_nfsp(args.out, [a._avg_network for a in agents], inputs=size, hidden=hidden,
+              actions=game.num_distinct_actions())
     print(f"NFSP: {episodes} episodes ({steps} decisions) in {time.perf_counter() - start:.0f} s; saved {args.out}")
 
 

@@ -65,7 +65,7 @@ def regrets(measured: list[Any], ref: Any, playing: Any, rules: Rules, players: 
 
     seat_player = Driver()
     for d in range(deals):
-        deal = Deal.new(rules, players, d % players, np.random.default_rng([seed, d]), None, None)
+        deal = Deal.new(rules, players, d % players, np.random.default_rng([seed, d]), board=None, balances=None)
         for p in measured:
             p.reset(d)
         ref.reset(d)

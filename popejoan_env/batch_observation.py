@@ -145,7 +145,7 @@ def _output(out: np.ndarray | None, k: int, width: int) -> np.ndarray:
 
 # ----------------------------------------------------------------- public calls
 def encode_batch(batch: BatchDeals, rows: np.ndarray | Sequence[int] | None = None,
-                 seats: np.ndarray | Sequence[int] | int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+                 seats: np.ndarray | Sequence[int] | int | None = None, *, out: np.ndarray | None = None) -> np.ndarray:
     """float32 [k, OBS_SIZE]: ``observation.encode`` of each selected deal (``rows``: indices or a bool mask,
     default all) from ``seats[i]`` (default the seat to act); fills ``out`` if given."""
     sel = _selection(batch, rows)
@@ -166,7 +166,7 @@ def state_batch(batch: BatchDeals, rows: np.ndarray | Sequence[int] | None = Non
 
 
 def hidden_batch(batch: BatchDeals, rows: np.ndarray | Sequence[int] | None = None,
-                 seats: np.ndarray | Sequence[int] | int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+                 seats: np.ndarray | Sequence[int] | int | None = None, *, out: np.ndarray | None = None) -> np.ndarray:
     """float32 [k, HIDDEN_SIZE]: every hand counted from ``seats[i]`` (default the seat to act), then the dead
     hand, of each selected deal: what a critic may know and a policy may not; fills ``out`` if given."""
     sel = _selection(batch, rows)

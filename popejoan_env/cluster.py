@@ -109,6 +109,7 @@ def map_tasks(
     fn: Callable[[Any, Item], Result],
     common: Any,
     items: Iterable[Item],
+    *,
     ordered: bool = True,
     in_flight: int | None = None,
     on_finish: Callable[[Item], None] | None = None,

@@ -216,6 +216,7 @@ class Deal:
         players: int = 4,
         dealer: int = 0,
         rng: Generator | None = None,
+        *,
         board: Sequence[int] | Mapping[str, int] | None = None,
         balances: Sequence[int] | None = None,
     ) -> Deal:
@@ -254,6 +255,7 @@ class Deal:
         dead: Sequence[str | int],
         dealer: int = 0,
         rules: RulesLike = MODERN,
+        *,
         board: Sequence[int] | Mapping[str, int] | None = None,
         balances: Sequence[int] | None = None,
     ) -> Deal:
@@ -296,6 +298,7 @@ class Deal:
         dead: Sequence[str | int],
         played: Sequence[CardMask | Iterable[str | int]],
         to_act: int,
+        *,
         forced: int | str = -1,
         leader: int | None = None,
         dealer: int = 0,

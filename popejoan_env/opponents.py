@@ -67,6 +67,7 @@ class OpponentPool:
     """Scripted players (one per seat and name) and learner snapshots, drawn by the weights of a mix."""
 
     def __init__(self, mix: str | Mapping[str, float] | Sequence[str], rules: Rules,
+                 *,
                  snapshots: Sequence[str | os.PathLike[str]] = (), max_snapshots: int = 5,
                  snapshot_deterministic: bool = False) -> None:
         from popejoan_env.players import is_model_path, make_player

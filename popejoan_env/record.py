@@ -320,7 +320,7 @@ def replay_record(record: Mapping[str, Any]) -> Deal:
         except InvalidDealError as err:
             raise RecordError(f"balances_before: {_clip(str(err))}") from None
     try:
-        deal = Deal.from_cards(hands, dead, dealer, rules, board, balances)
+        deal = Deal.from_cards(hands, dead, dealer, rules, board=board, balances=balances)
     except InvalidDealError as err:
         raise RecordError(f"hands/dead: {_clip(str(err))}") from None
     plays = record["plays"]

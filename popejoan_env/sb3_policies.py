@@ -1,5 +1,5 @@
-"""MaskablePPO policies beyond SB3's MLP: the oracle critic and the ``suits`` actor (``train_ppo.py --oracle-critic``,
-``--actor suits``).
+"""MaskablePPO policies beyond SB3's MLP: the oracle critic (``OraclePolicy``, for the SB3 batch vec env's
+``oracle=True``) and the ``suits`` actor (``popejoan train --actor suits``).
 
 They live in the package, not in the training script, so a saved model names an importable class and
 ``MaskablePPO.load`` resumes it from any process.  What they save is what ``players.learned`` plays: an

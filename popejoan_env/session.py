@@ -29,6 +29,7 @@ class Session:
         rules: RulesLike = MODERN,
         players: int = 4,
         rng: Generator | None = None,
+        *,
         deals: int | None = None,
         first_dealer: int = 0,
         board: Sequence[int] | Mapping[str, int] | None = None,
@@ -91,9 +92,9 @@ class Session:
                 raise InvalidDealError(
                     f"this session has {self.players} players, the deal gives {len(hands)} hands: "
                     f"it must give {self.players} hands (one per seat)")
-            deal = Deal.from_cards(hands, dead, self.dealer, self.rules, self.board, self.balances)
+            deal = Deal.from_cards(hands, dead, self.dealer, self.rules, board=self.board, balances=self.balances)
         else:
-            deal = Deal.new(self.rules, self.players, self.dealer, self.rng, self.board, self.balances)
+            deal = Deal.new(self.rules, self.players, self.dealer, self.rng, board=self.board, balances=self.balances)
         self.deals.append(deal)
         return deal
 

@@ -10,9 +10,9 @@ diamonds and spades: nothing is relabelled there (``plays_alike``).
 
 ``relabellings()`` gives, for each of the six orders of the three suits, the
 index arrays that relabel an observation (the card planes of ``observation.LAYOUT``
-and its trumps) and a 52-wide card array. The imitation shows the network each
-batch of decisions under one of them, drawn at random (``expert_games.imitate``,
-``augment=True``): six views of every decision for the games of one.
+and its trumps) and a 52-wide card array: six views of every decision for the
+games of one, for a researcher's data augmentation. (Showing the imitation its
+batches relabelled, measured in ``docs/training.md``, gained nothing significant.)
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from popejoan_env.players.base import Player
 from popejoan_env.seat_view import seat_view
 
 
-def play_until(deal: Deal, players: Sequence[Player | None], lone_leads: bool = True,
+def play_until(deal: Deal, players: Sequence[Player | None], *, lone_leads: bool = True,
                chosen: list[int] | None = None) -> list[int]:
     """Play ``deal`` on until a seat whose player is ``None`` must choose: that seat's legal cards, or ``[]``
     when the deal is over.  ``chosen`` (a list), if given, gets the index in ``deal.plays`` of every card a

@@ -33,7 +33,7 @@ def make_deal(
     named.append(parse_card(turnup))
     rest = [CARD_NAMES[c] for c in PACK if c not in set(named)]
     dead_cards = dead.split() + rest + [turnup]
-    return Deal.from_cards([h.split() for h in hands], dead_cards, dealer, rules, board, balances)
+    return Deal.from_cards([h.split() for h in hands], dead_cards, dealer, rules, board=board, balances=balances)
 
 
 def play_all(deal: Deal, cards: str) -> None:
@@ -94,6 +94,6 @@ def network_file(path: str, rules: Sequence[str] = ("modern", "victorian"), play
 
     gen = torch.Generator().manual_seed(seed)
     state = {suits.PREFIX + k: torch.randn(*shape, generator=gen) * 0.2 for k, shape in suits.shapes((8, 16)).items()}
-    meta = model_metadata(list(rules), list(players), [8, 16], "tanh", architecture=suits.ARCHITECTURE,
+    meta = model_metadata(list(rules), list(players), [8, 16], activation="tanh", architecture=suits.ARCHITECTURE,
                           critic_arch=[8])
     return save_state_dict(state, path, meta)

@@ -227,7 +227,7 @@ def test_auto_forced_only_asks_for_leads() -> None:
                 total[a] += r
         deal = e.deal
         replay = Deal.from_cards([cards_of(h) for h in deal.initial_hands], list(deal.dead), deal.dealer,
-                                 deal.rules, deal.board_before, deal.balances_before)
+                                 deal.rules, board=deal.board_before, balances=deal.balances_before)
         leads = 0
         for _, card in deal.plays:
             leads += replay.forced < 0

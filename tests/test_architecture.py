@@ -179,6 +179,14 @@ def test_no_modules_import_each_other_in_a_circle() -> None:
     assert circle is None, "these modules import each other in a circle: " + " -> ".join(circle or [])
 
 
+def layers_table() -> str:
+    """The README's table of the layers, from ``LAYERS``."""
+    rows = ["| layer | modules | what it holds |", "|---:|---|---|"]
+    for k, layer in enumerate(LAYERS):
+        names = ", ".join(f"`{m}/`" if (PACKAGE / m).is_dir() else f"`{m}`" for m in layer.modules)
+        rows.append(f"| {k} | {names} | {layer.what} |")
+    return "\n".join(rows) + "\n"
+
 def test_search_and_nets_do_not_import_each_other() -> None:
     # Two rooms of one floor: the search machinery plays worlds out without networks, and a network file knows
     # nothing of search; a player that needs both (pimc_net) brings them together one floor up.

@@ -314,7 +314,8 @@ def full_deal(
         del rest[:take]
     dead_cards += rest + [parse_card(turnup)]
     assert len(dead_cards) == dead_size
-    return Deal.from_cards(seats, dead_cards, dealer, rules, board, balances or [rules.start_counters] * players)
+    return Deal.from_cards(seats, dead_cards, dealer, rules, board=board,
+                           balances=balances or [rules.start_counters] * players)
 
 
 def batch_of(deals: Sequence[Deal], **options: Any) -> BatchDeals:

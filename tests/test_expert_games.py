@@ -22,12 +22,13 @@ from popejoan_env.rules import Rules  # noqa: E402
 @pytest.fixture(scope="module")
 def games() -> expert_games.Games:
     tables = expert_games.tables_of([Rules.preset("modern")], [3, 5])
-    return expert_games.expert_games("stops_first", tables, 40, 7, (-24, 72), 0.1, workers=1)
+    return expert_games.expert_games("stops_first", tables, 40, 7, balance_range=(-24, 72), reward_scale=0.1, workers=1)
 
 
 def test_the_games_do_not_depend_on_the_workers(games: expert_games.Games) -> None:
     tables = expert_games.tables_of([Rules.preset("modern")], [3, 5])
-    forked = expert_games.expert_games("stops_first", tables, 40, 7, (-24, 72), 0.1, workers=2)
+    forked = expert_games.expert_games("stops_first", tables, 40, 7, balance_range=(-24, 72), reward_scale=0.1,
+                                       workers=2)
     for field in ("obs", "legal", "action", "value", "deal", "seat"):
         assert np.array_equal(getattr(games, field), getattr(forked, field)), field
     assert sorted(set(games.deal.tolist())) == list(range(40))
@@ -39,7 +40,7 @@ def test_deal_d_is_played_at_table_d_mod_the_tables_presets_included() -> None:
     tables = expert_games.tables_of([Rules.preset("modern"), Rules.preset("victorian")], [3, 6])
     assert [(rules.name, n) for rules, n in tables] == [("modern", 3), ("modern", 6), ("victorian", 3),
                                                         ("victorian", 6)]
-    mixed = expert_games.expert_games("stops_first", tables, 24, 5, None, 0.1, workers=2)
+    mixed = expert_games.expert_games("stops_first", tables, 24, 5, balance_range=None, reward_scale=0.1, workers=2)
     for row in range(0, len(mixed.action), 7):
         rules, n = tables[int(mixed.deal[row]) % 4]
         assert decode_rules(mixed.obs[row]).lead == rules.lead
@@ -69,7 +70,7 @@ def test_imitation_learns_the_experts_choices(games: expert_games.Games) -> None
     model = MaskablePPO("MlpPolicy", make_batch_vec_env(2, 0, players="3,5", opponents="random"), device="cpu",
                         policy_kwargs=dict(net_arch=dict(pi=[64], vf=[64])), seed=0)
     tables = expert_games.tables_of([Rules.preset("modern")], [3, 5])
-    more = expert_games.expert_games("stops_first", tables, 600, 8, None, 0.1, workers=2)
+    more = expert_games.expert_games("stops_first", tables, 600, 8, balance_range=None, reward_scale=0.1, workers=2)
     history = expert_games.imitate(model.policy, more, epochs=6, lr=1e-3, batch_size=128, seed=0)
     chance = float(np.mean(1.0 / more.legal.sum(axis=1)))
     assert history[-1]["held_out_agreement"] > max(0.6, chance + 0.25), (history[-1], chance)
@@ -91,8 +92,7 @@ def test_train_ppo_imitates_first_and_refuses_what_does_not_combine(tmp_path) ->
     im = summary["imitation"]
     assert im["deals"] == 30 and im["decisions"] > 100 and len(im["epochs"]) == 2
     assert summary["evaluations"][0]["timesteps"] == 0, "the learning curve starts after the imitation"
-    for flags, message in ((["--imitate-deals", "5", "--oracle-critic"], "do not combine"),
-                           (["--imitate-player", "nobody"], "unknown player"),
+    for flags, message in ((["--imitate-player", "nobody"], "unknown player"),
                            (["--imitate-loss", "mean"], "--imitate-loss must be one of choice, regret"),
                            (["--imitate-player", "stops_first"], "stops_first gives none: add --imitate-loss choice")):
         with pytest.raises(PopeJoanError, match=message):
@@ -113,36 +113,18 @@ def test_a_table_size_listed_twice_gets_twice_the_deals_and_is_recorded_once() -
     assert train_ppo.metadata(args, setup, 0)["players"] == [4, 3]
 
 
-def test_the_suits_are_relabelled_when_asked_and_refused_where_the_pack_lacks_them() -> None:
-    from popejoan_env.training import ppo as train_ppo
-
-    args = train_ppo.parse_flags(train_ppo.Args, [], "")
-    assert args.imitate_augment is False and args.imitate_deals == 60_000 and args.imitate_epochs == 8
-    for flags in (["--imitate-augment"], ["--imitate-augment", "--preset", "modern,victorian"]):
-        train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, flags, ""))
-    small = train_ppo.parse_flags(train_ppo.Args, ["--imitate-augment", "--rules-option", "pack=small",
-                                                   "--players", "3"], "")
-    with pytest.raises(PopeJoanError, match="pack=small has no clubs or hearts"):
-        train_ppo.check_args(small)
-
-
 def test_pimc_gives_its_values_and_the_targets_follow_them() -> None:
     four = expert_games.tables_of([Rules.preset("modern")], [4])
-    games = expert_games.expert_games("pimc:samples=8", four, 6, 3, None, 0.1, workers=1)
+    games = expert_games.expert_games("pimc:samples=8", four, 6, 3, balance_range=None, reward_scale=0.1, workers=1)
     searched = ~np.isnan(games.q)
     assert searched.any(axis=1).mean() > 0.8, "pimc searched most decisions"
     assert (games.legal | ~searched).all(), "only legal cards have values"
     rows = searched.sum(axis=1) >= 2
     best = np.nanargmax(np.where(searched[rows], games.q[rows], -np.inf), axis=1)
     assert np.mean(best == games.action[rows]) > 0.9, "pimc plays its best value (ties aside)"
-    hard, soft = expert_games.targets(games, 0.0), expert_games.targets(games, 1.0)
+    hard = expert_games.targets(games)
     assert np.array_equal(hard.argmax(axis=1), games.action) and (hard.sum(axis=1) == 1).all()
-    assert np.allclose(soft.sum(axis=1), 1) and (soft[~searched & rows[:, None]] == 0).all()
-    assert np.array_equal(soft[~rows], hard[~rows]), "a decision without values keeps the card chosen"
-    q = games.q[rows][0]
-    want = np.exp(q[~np.isnan(q)] - np.nanmax(q))
-    assert np.allclose(soft[rows][0][~np.isnan(q)], want / want.sum())
-    no_values = expert_games.expert_games("stops_first", four, 3, 3, None, 0.1)
+    no_values = expert_games.expert_games("stops_first", four, 3, 3, balance_range=None, reward_scale=0.1)
     assert np.isnan(no_values.q).all()
 
 
@@ -198,55 +180,11 @@ def test_the_regret_loss_learns_the_best_mean_value_where_the_choice_loss_copies
         expert_games.imitate(model.policy, noisy, epochs=1, lr=1e-3, batch_size=64, seed=0, loss="mean")
 
 
-def test_expert_iteration_imitates_the_search_guided_by_the_first_network(tmp_path, capsys) -> None:
-    from popejoan_env.players import make_player
-    from popejoan_env.nets.model_file import read_model
-    from popejoan_env.training import ppo as train_ppo
-
-    summary = train_ppo.main([
-        "--run-name", "x", "--output-dir", str(tmp_path), "--seed", "3", "--imitate-deals", "20",
-        "--imitate-player", "stops_first", "--imitate-loss", "choice", "--imitate-epochs", "1",
-        "--imitate-workers", "1", "--rollout-deals", "0",
-        "--improve-deals", "12", "--improve-player", "pimc_net:samples=4", "--improve-epochs", "2",
-        "--eval-interval", "512", "--eval-deals", "2", "--eval-opponents", "random", "--final-eval-deals", "0",
-        "--no-progress", "--no-tensorboard",
-    ])
-    improve = summary["imitation"]["improve"]
-    assert improve["deals"] == 12 and improve["decisions"] > 40 and len(improve["epochs"]) == 2
-    run = tmp_path / "x"
-    first, last = read_model(run / "round1.zip")[1], read_model(run / "model.zip")[1]
-    assert any(not np.array_equal(np.asarray(first[k]), np.asarray(last[k])) for k in first), \
-        "the network learned the guided search's decisions after round 1"
-    # the learning curve: a point before the imitation, after its epoch, and after each of the iteration's two
-    assert [e["imitation_epoch"] for e in summary["evaluations"]] == [0, 1, 2, 3]
-    assert all("random" in e["results"] for e in summary["evaluations"])
-    make_player(f"pimc_net:samples=4,model={run / 'round1.zip'}")  # round 1 is a network the search reads
-    # the closing line names both rounds' decisions, not the first round's alone
-    line = (f"the imitation of {summary['imitation']['decisions']:,} stops_first decisions, expert iteration on "
-            f"{improve['decisions']:,} decisions of the guided search and 0 PPO learner steps")
-    assert line in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("flags, says", [
-    (["--improve-deals", "5", "--imitate-deals", "0"], "needs --imitate-deals"),
-    (["--improve-deals", "5", "--actor", "mlp"], "needs --actor suits"),
-    (["--improve-deals", "5", "--improve-player", "pimc"], "must be a pimc_net spec"),
-    (["--improve-deals", "5", "--improve-player", "pimc_net:model=x.zip"], "without model="),
-    (["--improve-deals", "5", "--improve-player", "pimc_net:nonsense=1"], "no parameter"),
-    (["--improve-deals", "5", "--output-dir", "a,b"], "cannot name"),
-])
-def test_expert_iteration_refuses_what_cannot_run(flags: list[str], says: str) -> None:
-    from popejoan_env.training import ppo as train_ppo
-
-    with pytest.raises(PopeJoanError, match=says):
-        train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, flags, ""))
-
-
 def test_an_evaluation_in_worker_processes_gives_the_same_results() -> None:
     from popejoan_env.players import shipped_model
     from popejoan_env.nets.policy import load_policy
     from popejoan_env.training.common import evaluate
 
     policy = load_policy(shipped_model())
-    args = (policy, ["random", "stops_first"], 6, 11, Rules.preset("modern"), 4)
-    assert evaluate(*args, workers=2) == evaluate(*args)
+    args, where = (policy, ["random", "stops_first"], 6, 11), {"rules": Rules.preset("modern"), "seats": 4}
+    assert evaluate(*args, **where, workers=2) == evaluate(*args, **where)

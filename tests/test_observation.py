@@ -192,7 +192,8 @@ def _resample(deal: Deal, seat: int, rng: np.random.Generator) -> Deal | None:
         hands.append(held + played)
     dead = cards + [c for c in iter_cards(known_dead) if c != deal.turnup] + [deal.turnup]
     assert len(dead) == len(deal.dead) and EIGHT_DIAMONDS not in dead
-    other = Deal.from_cards(hands, dead, deal.dealer, deal.rules, deal.board_before, deal.balances_before)
+    other = Deal.from_cards(hands, dead, deal.dealer, deal.rules, board=deal.board_before,
+                            balances=deal.balances_before)
     for player, card in deal.plays:
         if other.done or other.to_act != player:
             return None
@@ -308,7 +309,7 @@ def test_every_consistent_resampling_leaves_the_observation_unchanged(name: str)
                         hands[s] |= 1 << card
                     dead = [c for c in world.dead]
                     other = Deal.from_cards([cards_of(h) for h in hands], dead, deal.dealer, rules,
-                                            deal.board_before, deal.balances_before)
+                                            board=deal.board_before, balances=deal.balances_before)
                     for s, card in deal.plays:
                         assert other.to_act == s
                         other.play(card)       # legal in every sampled world

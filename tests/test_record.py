@@ -37,7 +37,7 @@ def random_record(rules: Rules = MODERN, players: int = 4, seed: int = 0) -> dic
     """The record of one randomly played deal with a non-empty board and balances."""
     rng = np.random.default_rng(seed)
     board = [int(x) for x in rng.integers(0, 5, size=8)]
-    deal = Deal.new(rules, players, seed % players, rng, board, [48] * players)
+    deal = Deal.new(rules, players, seed % players, rng, board=board, balances=[48] * players)
     play_random(deal, rng)
     return deal_record(deal)
 

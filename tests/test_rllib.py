@@ -130,7 +130,8 @@ def test_the_module_masks_illegal_cards_and_exports_the_same_network(tmp_path) -
     values = module.compute_values(batch)
     assert values.shape == (5,)
 
-    path = export_policy(module, tmp_path / "m.zip", "modern", [4], [32, 16], "relu", timesteps=0)
+    path = export_policy(module, tmp_path / "m.zip", rules="modern", table_sizes=[4], net_arch=[32, 16],
+                         activation="relu", timesteps=0)
     policy = load_policy(path)
     assert read_metadata(path)["algorithm"] == "RLlib PPO"
     np.testing.assert_allclose(policy.logits(np.array(rows))[legal], out.detach().numpy()[legal], rtol=1e-5, atol=1e-5)

@@ -85,8 +85,8 @@ def test_the_values_are_the_guided_search_with_the_network_at_every_seat_of_its_
 def test_the_games_are_the_same_for_any_number_of_workers_and_choose_by_their_values() -> None:
     tables = expert_games.tables_of([MODERN], [4, 3])
     policy = _policy()
-    one = rollout_games(policy, tables, 12, 7, 3, [-24, 72], 0.1, workers=1)
-    two = rollout_games(policy, tables, 12, 7, 3, [-24, 72], 0.1, workers=2)
+    one = rollout_games(policy, tables, 12, 7, worlds=3, balance_range=[-24, 72], reward_scale=0.1, workers=1)
+    two = rollout_games(policy, tables, 12, 7, worlds=3, balance_range=[-24, 72], reward_scale=0.1, workers=2)
     for field in ("obs", "legal", "action", "value", "deal", "seat", "q"):
         assert np.array_equal(getattr(one, field), getattr(two, field), equal_nan=True), field
     assert set(one.deal.tolist()) == set(range(12)) and len(one.action) > 60
@@ -97,7 +97,7 @@ def test_the_games_are_the_same_for_any_number_of_workers_and_choose_by_their_va
     assert np.array_equal(one.q[rows, one.action[rows]], best), "each card played is a best one by its values"
     assert one.legal[np.arange(len(one.action)), one.action].all()
     # deal d is dealt as the imitation deals it: the first decision of each deal is the same position
-    theirs = expert_games.expert_games("stops_first", tables, 12, 7, [-24, 72], 0.1)
+    theirs = expert_games.expert_games("stops_first", tables, 12, 7, balance_range=[-24, 72], reward_scale=0.1)
     for d in range(12):
         assert np.array_equal(one.obs[one.deal == d][0], theirs.obs[theirs.deal == d][0])
 

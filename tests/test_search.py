@@ -62,7 +62,7 @@ def test_search_gives_the_worlds_weights_and_gains_of_the_staged_path(rules: Rul
         candidates = lead_candidates(view)
         for sampler in ("consistent", "uniform"):
             a, b = np.random.default_rng(i), np.random.default_rng(i)
-            gains, logs = search_gains(view, candidates, a, 24, sampler)
+            gains, logs = search_gains(view, candidates, a, 24, sampler=sampler)
             want_gains, want_logs = staged(view, candidates, b, 24, sampler)
             assert gains.tolist() == want_gains.tolist()
             assert logs.tolist() == want_logs.tolist()
@@ -141,7 +141,7 @@ def test_search_refuses_what_is_not_the_observers_lead() -> None:
     with pytest.raises(InvalidDealError, match="positive number of worlds"):
         search_gains(view, legal, rng, 0)
     with pytest.raises(InvalidDealError, match="unknown world sampler"):
-        search_gains(view, legal, rng, 4, "exact")
+        search_gains(view, legal, rng, 4, sampler="exact")
     other = view.__class__(**{**view.__dict__, "to_act": 1})
     with pytest.raises(InvalidDealError, match="the observer's leads"):
         search_gains(other, legal, rng, 4)

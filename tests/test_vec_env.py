@@ -464,34 +464,29 @@ def test_without_numba_the_compiled_players_say_what_to_install(monkeypatch) -> 
 
 
 def test_oracle_critic_reads_the_hands_and_the_saved_policy_does_not(tmp_path) -> None:
-    from popejoan_env.training import ppo as train_ppo
-    from popejoan_env.observation import OBS_SIZE
-    from popejoan_env.players.learned import load_player
-
-    summary = train_ppo.main([
-        "--run-name", "o", "--output-dir", str(tmp_path), "--seed", "2", "--oracle-critic", "--imitate-deals", "0",
-        "--actor", "mlp",
-        "--total-timesteps", "1024", "--n-envs", "32", "--n-steps", "16", "--batch-size", "256", "--n-epochs", "1",
-        "--net-arch", "16", "--opponents", "random:0.5,self:0.5", "--snapshot-interval", "512",
-        "--eval-interval", "0", "--final-eval-deals", "2", "--final-eval-opponents", "random",
-        "--checkpoint-interval", "0", "--no-progress", "--no-tensorboard", "--torch-threads", "1",
-    ])
-    assert summary["args"]["oracle_critic"] is True
     from sb3_contrib import MaskablePPO
 
-    model = MaskablePPO.load(str(tmp_path / "o" / "model.zip"), device="cpu")
+    from popejoan_env.nets.model_file import model_metadata, save_model
+    from popejoan_env.observation import OBS_SIZE
+    from popejoan_env.players.learned import load_player
+    from popejoan_env.sb3_policies import OraclePolicy
+
+    torch.manual_seed(2)
+    train = make_batch_vec_env(32, 2, opponents="random", oracle=True)
+    model = MaskablePPO(OraclePolicy, train, n_steps=16, batch_size=256, n_epochs=1, seed=2, device="cpu",
+                        policy_kwargs=dict(net_arch=dict(pi=[16], vf=[16])))
+    model.learn(total_timesteps=1024)
+    path = save_model(model, str(tmp_path / "oracle.zip"), model_metadata("modern", [4], [16], activation="tanh"))
     vec = make_batch_vec_env(8, 3, opponents="random", oracle=True)
     obs = torch.as_tensor(vec.reset())
     other = obs.clone()
     other[:, OBS_SIZE:] = torch.as_tensor(np.random.default_rng(0).random(other[:, OBS_SIZE:].shape) < 0.2)
-    policy = model.policy
+    policy = MaskablePPO.load(path, device="cpu").policy
     with torch.no_grad():
         logits = policy.action_net(policy.mlp_extractor.forward_actor(policy.extract_features(obs)))
         moved = policy.action_net(policy.mlp_extractor.forward_actor(policy.extract_features(other)))
         values, moved_values = policy.predict_values(obs), policy.predict_values(other)
     assert torch.equal(logits, moved), "the policy never reads the hidden hands"
     assert not torch.equal(values, moved_values), "the critic does"
-    player = load_player(str(tmp_path / "o" / "model.zip"))  # an ordinary actor: the numpy player reads it
+    player = load_player(path)  # an ordinary actor: the numpy player reads it
     assert np.allclose(player.policy.logits(obs[:, :OBS_SIZE].numpy()), logits.numpy(), atol=1e-5)
-    with pytest.raises(PopeJoanError, match="--oracle-critic needs --vec-env batch"):
-        train_ppo.check_args(train_ppo.Args(oracle_critic=True, vec_env="dummy", imitate_deals=0))

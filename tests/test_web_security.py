@@ -46,7 +46,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("secret-server-folder") / "models"
     state = {suits.PREFIX + k: torch.full(shape, float("nan")) for k, shape in suits.shapes((8, 16)).items()}
-    meta = model_metadata(["modern"], [3], [8, 16], "tanh", architecture=suits.ARCHITECTURE, critic_arch=[8])
+    meta = model_metadata(["modern"], [3], [8, 16], activation="tanh", architecture=suits.ARCHITECTURE, critic_arch=[8])
     save_state_dict(state, str(root / "nan" / "model.zip"), meta)
     return root
 

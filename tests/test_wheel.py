@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import re
 import time
 import urllib.request
 import zipfile
@@ -18,6 +19,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+VERSION = re.search(r'(?m)^version = "([^"]+)"$', (ROOT / "pyproject.toml").read_text())[1]
+"""The version pyproject.toml gives (its one source), which the wheel and its run files must carry."""
 
 pytestmark = pytest.mark.slow
 
@@ -57,7 +60,7 @@ def test_the_wheel_carries_the_shipped_network_the_web_assets_and_the_training_c
         assert needed in names, needed
     assert not [n for n in names if "__pycache__" in n or n.endswith((".nbi", ".nbc"))]
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
-    assert "Version: 0.2.0" in meta and "License-Expression: MIT" in meta
+    assert f"Version: {VERSION}" in meta and "License-Expression: MIT" in meta
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "[console_scripts]\npopejoan = popejoan_env.__main__:main" in zipfile.ZipFile(wheel).read(
         next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
@@ -74,7 +77,7 @@ def test_the_installed_package_is_the_wheels_and_knows_its_version(venv: Path, t
     code = "import popejoan_env, sys; print(popejoan_env.__file__); print(popejoan_env.__version__)"
     where, version = _run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path).stdout.split()
     assert where.startswith(str(venv)) and "site-packages" in where
-    assert version == "0.2.0"
+    assert version == VERSION
     assert "train" in _run([str(venv / "bin" / "popejoan"), "--help"], cwd=tmp_path).stdout
 
 
@@ -137,7 +140,7 @@ def test_a_tiny_training_run_from_the_wheel_makes_a_model_that_plays(venv: Path,
           "--imitate-epochs", "1", "--imitate-workers", "1", "--rollout-deals", "20", "--rollout-epochs", "1", "--eval-deals", "2", "--eval-opponents", "random",
           "--final-eval-deals", "2", "--final-eval-opponents", "random", "--no-progress"], cwd=tmp_path)
     run = json.loads((tmp_path / "tiny" / "run.json").read_text())
-    assert run["command"].startswith("popejoan train ") and run["package_version"] == "0.2.0"
+    assert run["command"].startswith("popejoan train ") and run["package_version"] == VERSION
     done = _run([popejoan, "benchmark", "--players", f"{tmp_path}/tiny/model.zip,random", "--deals", "4",
                  "--out", str(tmp_path / "b")], cwd=tmp_path)
     assert "wrote" in done.stdout and (tmp_path / "b.json").is_file()

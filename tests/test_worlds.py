@@ -100,8 +100,8 @@ def placements(way: str, constrained, room, free, rng: np.random.Generator, draw
     """``draws`` placements and their log weights: one ``place`` call each (``python``) or one ``place_many`` call
     (``compiled``)."""
     if way == "python":
-        return [place(constrained, room, rng, free) for _ in range(draws)]
-    masks, log_weights = place_many(constrained, room, rng, free, n=draws)
+        return [place(constrained, room, rng, free=free) for _ in range(draws)]
+    masks, log_weights = place_many(constrained, room, rng, free=free, n=draws)
     return list(zip(masks.tolist(), log_weights.tolist()))
 
 

@@ -112,6 +112,7 @@ class BatchDeals:
         rules: RulesLike = MODERN,
         players: int = 4,
         num_deals: int = 1,
+        *,
         rng: np.random.Generator | None = None,
         deal_seed: int | None = None,
         orders: np.ndarray | None = None,

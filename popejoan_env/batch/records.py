@@ -161,8 +161,8 @@ def to_deal(s: BatchState, rules: Rules, players: int, slot: int) -> Deal:
             f"slot {slot} was loaded from a position without its history (Deal.from_position: who played which "
             "card is not known), so to_deal cannot rebuild it")
     hands = [np.nonzero(initial == seat)[0].tolist() for seat in range(players)]
-    deal = Deal.from_cards(hands, dead_of(s, slot), int(s.dealer[slot]), rules, s.board_before[slot].tolist(),
-                           s.balances_before[slot].tolist())
+    deal = Deal.from_cards(hands, dead_of(s, slot), int(s.dealer[slot]), rules, board=s.board_before[slot].tolist(),
+                           balances=s.balances_before[slot].tolist())
     for card in plays_of(s, slot):
         deal.play(card)
     return deal

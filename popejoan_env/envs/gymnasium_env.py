@@ -166,6 +166,7 @@ class PopeJoanGymEnv(gym.Env):
         players: int | Sequence[int] | str = 4,
         rules: RulesLike = "modern",
         opponents: str | Mapping[str, float] | Sequence[str] = "stops_first",
+        *,
         snapshots: Sequence[str | os.PathLike[str]] = (),
         max_snapshots: int = 5,
         snapshot_deterministic: bool = False,
@@ -188,7 +189,8 @@ class PopeJoanGymEnv(gym.Env):
         self.render_mode = render_mode
         self.observation_space = spaces.Box(*bounds(), shape=(OBS_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(NUM_CARD_IDS)
-        self.pool = OpponentPool(opponents, self.rules, snapshots, max_snapshots, snapshot_deterministic)
+        self.pool = OpponentPool(opponents, self.rules, snapshots=snapshots, max_snapshots=max_snapshots,
+                                 snapshot_deterministic=snapshot_deterministic)
         self.mix = self.pool.mix
         self._rng = np.random.default_rng()
         self.pool.use_rng(self._rng)
@@ -302,7 +304,8 @@ class PopeJoanGymEnv(gym.Env):
         else:
             lo, hi = self.balance_range
             balances = rng.integers(lo, hi + 1, size=n).tolist()
-        self._session = Session(self.rules, n, rng, self.deals, dealer, None, balances)
+        self._session = Session(self.rules, n, rng, deals=self.deals, first_dealer=dealer, board=None,
+                                balances=balances)
         self._start_balance = self._balance_mark = balances[self._learner]
         self._last_obs = np.zeros(OBS_SIZE, dtype=np.float32)
         self._next_deal()
@@ -318,7 +321,8 @@ class PopeJoanGymEnv(gym.Env):
         """Play forced cards and opponents until the learner has a real decision (True) or the episode ends (False)."""
         session = self._session
         while True:
-            legal = play_until(session.current, self._seats, self.lone_leads)  # the learner's seat holds None
+            legal = play_until(session.current, self._seats,
+                               lone_leads=self.lone_leads)  # the learner's seat holds None
             if legal:
                 mask = self._mask
                 mask[:] = False

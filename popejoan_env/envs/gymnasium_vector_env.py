@@ -98,6 +98,7 @@ class PopeJoanVectorEnv(VectorEnv):
         num_envs: int = 64,
         players: int = 4,
         rules: RulesLike = "modern",
+        *,
         seed: int | None = None,
         session_length: int = 1,
         lone_leads: bool = True,

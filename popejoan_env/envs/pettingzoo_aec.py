@@ -348,13 +348,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self,
         players: int = 4,
         rules: RulesLike = "modern",
+        *,
         render_mode: str | None = None,
         auto_forced: bool = False,
         deals: int = 1,
         dealer: int | None = None,
     ) -> None:
         super().__init__()
-        EzPickle.__init__(self, players, rules, render_mode, auto_forced, deals, dealer)
+        EzPickle.__init__(self, players, rules, render_mode=render_mode, auto_forced=auto_forced, deals=deals,
+                          dealer=dealer)
         check_players(players)
         self.rules: Rules = resolve_rules(rules)
         if as_int(deals) is None or deals < 1:
@@ -462,7 +464,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 first_dealer = self.first_dealer
             else:
                 first_dealer = int(rng.integers(self.players))
-            session = Session(self.rules, self.players, rng, _UNBOUNDED, first_dealer, board, balances)
+            session = Session(self.rules, self.players, rng, deals=_UNBOUNDED, first_dealer=first_dealer,
+                              board=board, balances=balances)
             first = session.next_deal(explicit[0], explicit[1]) if explicit is not None else session.next_deal()
             pending = [0] * self.players
             deal = first

@@ -137,10 +137,10 @@ def policy_state(weights: Mapping[str, Any] | nn.Module) -> dict[str, torch.Tens
             for k, v in state.items() if k.startswith(("mlp_extractor.policy_net.", "action_net."))}
 
 
-def export_policy(weights: Mapping[str, Any] | nn.Module, path: str | os.PathLike[str], rules: RulesLike,
+def export_policy(weights: Mapping[str, Any] | nn.Module, path: str | os.PathLike[str], *, rules: RulesLike,
                   table_sizes: Sequence[int], net_arch: Sequence[int], activation: str, **extra: Any) -> str:
     """Write the actor of a module (or of its weights) as a model file ``make_player`` loads; returns the path."""
-    meta = model_metadata(rules, list(table_sizes), list(net_arch), activation, **extra)
+    meta = model_metadata(rules, list(table_sizes), list(net_arch), activation=activation, **extra)
     meta["algorithm"] = "RLlib PPO"
     return save_state_dict(policy_state(weights), path, meta)
 

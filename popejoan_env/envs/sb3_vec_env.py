@@ -137,6 +137,7 @@ class BatchVecEnv(VecEnv):
         players: int | Sequence[int] | str = 4,
         rules: RulesLike = "modern",
         opponents: str | Mapping[str, float] | Sequence[str] = "stops_first",
+        *,
         snapshots: Sequence[str | os.PathLike[str]] = (),
         max_snapshots: int = 5,
         snapshot_deterministic: bool = False,
@@ -160,7 +161,8 @@ class BatchVecEnv(VecEnv):
         self.terminal_observation = bool(terminal_observation)
         self.oracle = bool(oracle)
         self.render_mode = None
-        self.pool = OpponentPool(opponents, self.rules, snapshots, max_snapshots, snapshot_deterministic)
+        self.pool = OpponentPool(opponents, self.rules, snapshots=snapshots, max_snapshots=max_snapshots,
+                                 snapshot_deterministic=snapshot_deterministic)
         # The networks among the opponents run in numpy (the players' one forward): keep its BLAS to one thread,
         # or its threads fight the learner's torch for the cores (a 512-row forward 3-4x slower on 2 busy cores).
         threadpool_limits(1, user_api="blas")

@@ -120,7 +120,7 @@ def matches(preset: str, seats: int, opponents: list[str], ratings: list[int]) -
     return sum((len(opponents) + len(references(preset, n, seats, opponents, ratings))) for n in tables)
 
 
-def evaluate_agent(agent: str, preset: str = "modern", seats: int = 4, deals: int = dealset.DEALS,
+def evaluate_agent(agent: str, *, preset: str = "modern", seats: int = 4, deals: int = dealset.DEALS,
                    opponents: str | list[str] | None = None, out: str | None = None, workers: int = 1,
                    backend: str = "local", address: str | None = None,
                    on_block: Callable[[str, int], None] | None = None,
@@ -224,8 +224,10 @@ def run(args: argparse.Namespace) -> int:
             bar.update(done)
 
     try:
-        result = evaluate_agent(args.agent, args.preset, args.seats, deals, chosen, out, args.workers,
-                                args.backend, args.address, tick, sizes, resumed)
+        result = evaluate_agent(args.agent, preset=args.preset, seats=args.seats, deals=deals, opponents=chosen,
+                                out=out, workers=args.workers,
+                                backend=args.backend, address=args.address, on_block=tick, ratings=sizes,
+                                on_start=resumed)
     finally:
         if bar is not None:
             bar.close()

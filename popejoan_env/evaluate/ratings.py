@@ -46,7 +46,7 @@ def fit(margins: np.ndarray) -> np.ndarray:
     return margins.sum(axis=1) / margins.shape[0]
 
 
-def rate(players: Sequence[str], per_deal: dict[tuple[str, str], np.ndarray], boot: int = BOOTSTRAP,
+def rate(players: Sequence[str], per_deal: dict[tuple[str, str], np.ndarray], *, boot: int = BOOTSTRAP,
          seed: int = 0) -> dict[str, Any]:
     """Ratings, 95% bootstrap intervals and the residual from per-deal margins of every pair ``(a, b)``."""
     e = len(players)

@@ -43,7 +43,7 @@ REFERENCE_MEANS: dict[tuple[str, int], tuple[tuple[float, float], ...]] = {
 """Per (preset, seats): each reference pair's mean margin and its standard error, from ``measure_means``."""
 
 
-def measure_means(preset: str, seats: int, deals: int = MEAN_DEALS, seed: int = MEAN_SEED,
+def measure_means(preset: str, seats: int, *, deals: int = MEAN_DEALS, seed: int = MEAN_SEED,
                   workers: int = 1) -> tuple[tuple[float, float], ...]:
     """Each reference pair's mean margin per deal and its standard error, on ``deals`` deals of ``seed``."""
     out = []
@@ -116,7 +116,7 @@ def section(state: Any) -> dict[str, Any]:
     }}
 
 
-def check_unbiased(a: str, b: str, repeats: int = 40, deals: int = 100, seed: int = 9_000_000) -> dict[str, Any]:
+def check_unbiased(a: str, b: str, *, repeats: int = 40, deals: int = 100, seed: int = 9_000_000) -> dict[str, Any]:
     """The plain and the controlled estimate of ``a``'s margin over ``b`` (modern, 4 seats) on ``repeats``
     independent sets of ``deals`` deals (seeds ``seed``, ``seed + 1`` ...): their means, spreads and
     intervals, and the mean difference with its standard error (unbiased: within noise of zero)."""

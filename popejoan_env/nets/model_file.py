@@ -104,6 +104,7 @@ def model_metadata(
     rules: RulesLike | Sequence[RulesLike],
     players: list[int] | tuple[int, ...],
     net_arch: list[int] | tuple[int, ...],
+    *,
     activation: str = "tanh",
     **extra: Any,
 ) -> dict[str, Any]:

@@ -68,14 +68,17 @@ class Policy:
         return x @ w + b
 
     def pick(self, obs: np.ndarray, legal: Any, rng: np.random.Generator | None = None,
+             *,
              deterministic: bool = True) -> int:
         """A legal card id (``legal``: the card ids): the best logit, or a sample of the masked softmax when not
         deterministic; ``choose`` for one observation."""
         row = np.zeros((1, NUM_CARD_IDS), dtype=bool)
         row[0, np.asarray(legal, dtype=np.intp)] = True
-        return int(self.choose(np.asarray(obs, dtype=np.float32).reshape(1, -1), row, rng, deterministic)[0])
+        return int(self.choose(np.asarray(obs, dtype=np.float32).reshape(1, -1), row, rng,
+                   deterministic=deterministic)[0])
 
     def choose(self, obs: np.ndarray, legal: np.ndarray, rng: np.random.Generator | None = None,
+               *,
                deterministic: bool = True) -> np.ndarray:
         """A legal card id per row of ``obs`` [k, OBS_SIZE] (``legal``: [k, 52] bool), in one forward: the best
         legal logit (the lowest card id of a tie), or with ``rng`` and not ``deterministic`` a sample of the

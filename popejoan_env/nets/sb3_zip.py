@@ -185,7 +185,7 @@ def read_plain_model(path: str | os.PathLike[str], weights: bool = True) -> tupl
     return plain_metadata(data, path), state
 
 
-def adopt(path: str | os.PathLike[str], rules: RulesLike | Sequence[RulesLike] = "modern",
+def adopt(path: str | os.PathLike[str], *, rules: RulesLike | Sequence[RulesLike] = "modern",
           players: Sequence[int] = (4,), out: str | os.PathLike[str] | None = None, **extra: Any) -> str:
     """Write a plain SB3 zip as a model file that records ``rules`` and ``players`` (to ``out``, default in
     place); returns the path written.  ``MaskablePPO.load`` still resumes it."""

@@ -47,7 +47,7 @@ class GuidedPimcPlayer(PimcPlayer):
 
     name = "pimc_net"
 
-    def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, prior: float = DEFAULT_PRIOR,
+    def __init__(self, seed: int | None = None, *, samples: int = DEFAULT_SAMPLES, prior: float = DEFAULT_PRIOR,
                  rollout: str = "greedy", model: str = "shipped", sampler: str = "consistent",
                  draws: str = "compiled") -> None:
         from popejoan_env.nets.policy import load_policy

@@ -21,6 +21,7 @@ class HumanPlayer:
     def __init__(
         self,
         seed: int | None = None,
+        *,
         ask: Callable[[str], str] = input,
         show: Callable[[str], None] = print,
         show_view: bool = True,

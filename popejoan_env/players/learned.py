@@ -35,7 +35,7 @@ __all__ = ["LearnedPlayer", "load_player"]
 class LearnedPlayer:
     """A saved model at a seat: it encodes the ``SeatView`` it is handed and plays the policy's card."""
 
-    def __init__(self, policy: Policy, seed: int | None = None, deterministic: bool = True,
+    def __init__(self, policy: Policy, seed: int | None = None, *, deterministic: bool = True,
                  name: str | None = None, rng: np.random.Generator | None = None) -> None:
         self.policy = policy
         self.deterministic = deterministic
@@ -62,7 +62,7 @@ class LearnedPlayer:
         if len(legal) == 1:
             return legal[0]
         self._check(view.rules)
-        return self.policy.pick(encode_view(view), legal, self.rng, self.deterministic)
+        return self.policy.pick(encode_view(view), legal, self.rng, deterministic=self.deterministic)
 
     def act_batch(self, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """The card of the seat to act in each deal ``rows`` of ``batch`` (``legal``: their legal cards), in one
@@ -70,7 +70,8 @@ class LearnedPlayer:
         from popejoan_env.batch_observation import encode_batch  # the batch engine: only where a batch is played
 
         self._check(batch.rules)
-        return self.policy.choose(encode_batch(batch, rows, batch.to_act[rows]), legal, self.rng, self.deterministic)
+        return self.policy.choose(encode_batch(batch, rows, batch.to_act[rows]), legal, self.rng,
+                                  deterministic=self.deterministic)
 
     def _check(self, rules: Rules) -> None:
         """Refuse a game under rules the model was not trained for (checked once per rules object)."""
@@ -85,6 +86,7 @@ class LearnedPlayer:
 
 
 def load_player(path: str | os.PathLike[str], seed: int | None = None,
+                *,
                 rules: RulesLike = None, deterministic: bool = True) -> LearnedPlayer:
     """A player from a model file; pass ``rules`` to refuse a model trained for other rules.
 

@@ -161,7 +161,7 @@ class NfspPlayer(ScriptedPlayer):
         return int(cards[int(self.rng.choice(len(cards), p=list(probs.values())))])
 
 
-def save_nfsp(path: str, networks: list[Any], inputs: int, hidden: list[int], actions: int) -> None:
+def save_nfsp(path: str, networks: list[Any], *, inputs: int, hidden: list[int], actions: int) -> None:
     """Write the average-policy networks of NFSP agents (seat 0 first) as ``NfspPlayer`` reads them."""
     import torch
 

@@ -117,7 +117,7 @@ class PimcPlayer(ScriptedPlayer):
 
     name = "pimc"
 
-    def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, rollout: str = "greedy",
+    def __init__(self, seed: int | None = None, *, samples: int = DEFAULT_SAMPLES, rollout: str = "greedy",
                  sampler: str = "consistent", engine: str | None = None, draws: str = "compiled") -> None:
         if as_int(samples) is None or not 1 <= samples <= MAX_SAMPLES:
             raise UnknownPlayerError(f"pimc: samples must be an integer from 1 to {MAX_SAMPLES:,}, got {samples!r}")
@@ -176,7 +176,7 @@ class PimcPlayer(ScriptedPlayer):
             # (search.search_gains: the worlds and counters of the stages below, without the stages).
             from popejoan_env.search.decision import search_gains
 
-            gains, logs = search_gains(view, candidates, self.rng, self.samples, self.sampler)
+            gains, logs = search_gains(view, candidates, self.rng, self.samples, sampler=self.sampler)
             return self.weigh(gains, logs, candidates)
         sampler = WorldSampler(view, self.sampler)
         hands, dead, logs = sampler.draw_many(self.rng, self.samples)

@@ -54,7 +54,7 @@ class PoolHunterPlayer(ScriptedPlayer):
         of each seat's view, the same arithmetic, the same choices)."""
         from popejoan_env.search.scripted_kernels import compiled_leads  # numba: only where a batch is played
 
-        return compiled_leads("pool_hunter", batch, rows, legal, WEIGHTS)
+        return compiled_leads("pool_hunter", batch, rows, legal, weights=WEIGHTS)
 
 
 def lead_values_batch(batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:

@@ -71,6 +71,7 @@ class Inputs(NamedTuple):
 
 
 def search_gains(view: SeatView, candidates: Sequence[int], rng: np.random.Generator, samples: int,
+                 *,
                  sampler: str = "consistent") -> tuple[np.ndarray, np.ndarray]:
     """[samples, candidates] counters the observer gains when it leads each candidate in each of ``samples`` worlds
     and every seat then leads by ``greedy_lead``, and the worlds' log importance weights [samples]: the worlds

@@ -115,7 +115,7 @@ def greedy_gains(worlds: Sequence[Deal], candidates: Sequence[int], seat: int = 
 
 
 def greedy_gains_at(position: Deal, hands: Sequence[Sequence[CardMask]] | np.ndarray,
-                    dead: Sequence[CardMask] | np.ndarray, candidates: Sequence[int], seat: int = 0) -> np.ndarray:
+                    dead: Sequence[CardMask] | np.ndarray, candidates: Sequence[int], *, seat: int = 0) -> np.ndarray:
     """``greedy_gains`` of the worlds that are ``position`` (a lead due) with its unplayed cards placed otherwise:
     world ``k`` gives seat ``s`` the cards of mask ``hands[k][s]`` and the dead hand those of ``dead[k]``.
 

@@ -199,6 +199,7 @@ def _run(player: str, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray, we
 
 
 def compiled_leads(player: str, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray,
+                   *,
                    weights: np.ndarray = _NO_WEIGHTS) -> np.ndarray:
     """``stops_first``'s or ``pool_hunter``'s (``player``) card in the deals ``rows`` of ``batch`` for the seat to
     act (``legal``: their legal cards [k, 52]), through the compiled loop: the scalar player's very choice.

@@ -206,12 +206,13 @@ class WorldSampler:
         return hands, dead
 
     def _consistent(self, rng: np.random.Generator) -> tuple[list[CardMask], CardMask]:
-        masks, self.log_weight = place(self._order, self.room, rng, self._free)
+        masks, self.log_weight = place(self._order, self.room, rng, free=self._free)
         return [self.view.hand] + masks[:-1], self.known_dead | masks[-1]
 
 
 
 def place(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng: np.random.Generator,
+          *,
           free: Sequence[int] = ()) -> tuple[list[CardMask], float]:
     """Cards into slots: ``order`` lists each constrained card with the slots it may go to (most constrained
     first), ``free`` the cards that may go anywhere, ``room[s]`` how many cards slot ``s`` takes; returns a
@@ -264,6 +265,7 @@ def place(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng
 
 
 def place_many(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng: np.random.Generator,
+               *,
                free: Sequence[int] = (), n: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """``place`` ``n`` times in compiled code (``world_kernels.draw_worlds``, one seed from ``rng``): the masks
     ``[n, slots]`` (uint64) and the log weights ``[n]``; the same distribution and weights as ``place``, other

@@ -211,6 +211,7 @@ def run_duplicate(
     entrants: Sequence[Player | str],
     deals: int,
     seed: int,
+    *,
     rules: RulesLike = "modern",
     seats: int = 4,
     progress: bool = False,

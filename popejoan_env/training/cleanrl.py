@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     train_time = time.perf_counter() - start
     envs.close()
 
-    meta = model_metadata(args.preset, [args.players], [args.hidden] * 2, "tanh", algorithm="cleanrl_ppo",
+    meta = model_metadata(args.preset, [args.players], [args.hidden] * 2, activation="tanh", algorithm="cleanrl_ppo",
                           timesteps=step, seed=args.seed, start_counters_trained=args.start_counters)
     path = save_state_dict(agent.state_dict(), args.model_path, meta)
     print(f"\n{step:,} decisions in {train_time:.0f} s ({step / train_time:,.0f} steps/s; rollouts alone "
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     evaluation = {}
     if args.eval_deals:  # the saved model against each opponent; the deals' seed is --seed + 1
         evaluation = evaluate(load_policy(path), split_list(args.eval_opponents), args.eval_deals, args.seed,
-                              args.preset, args.players, name="cleanrl_ppo", deal_seed=args.seed + 1)
+                              rules=args.preset, seats=args.players, name="cleanrl_ppo", deal_seed=args.seed + 1)
         print(f"\nduplicate tournament, {args.eval_deals} deals, {args.players} players, counters per deal (95% CI):")
         print(format_eval(evaluation))
     run = {"args": dataclasses.asdict(args), "command": command("cleanrl_ppo.py", argv), "timesteps": step,

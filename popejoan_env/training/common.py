@@ -33,13 +33,14 @@ PROG: contextvars.ContextVar[str | None] = contextvars.ContextVar("PROG", defaul
 
 
 # ---------------------------------------------------------------------- the flags
-def arg(default: Any, help: str, kind: Integer | Number | None = None, **argparse_kwargs: Any) -> Any:
+def arg(default: Any, help: str, kind: Integer | Number | None = None, group: str | None = None,
+        **argparse_kwargs: Any) -> Any:
     """A dataclass field that is a flag: its default, its --help text, the kind of number it takes (every int and
-    float flag has one: ``cli.Integer``/``cli.Number``, checked when the command line is read, before any work) and
-    any further ``add_argument`` keywords."""
+    float flag has one: ``cli.Integer``/``cli.Number``, checked when the command line is read, before any work), the
+    heading it is listed under in --help (``group``) and any further ``add_argument`` keywords."""
     if kind is not None:
         argparse_kwargs = {"type": kind, **argparse_kwargs}
-    metadata = {"help": help, "argparse": argparse_kwargs, "kind": kind}
+    metadata = {"help": help, "argparse": argparse_kwargs, "kind": kind, "group": group}
     if isinstance(default, list):  # a dataclass needs a factory for a mutable default
         return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -52,10 +53,15 @@ an int or float field reads through its ``kind``."""
 
 def flag_parser(cls: type, description: str) -> OneLineParser:
     """The command line of a dataclass: ``--field-name`` per field (a trailing ``_`` dropped: ``lambda_`` is
-    ``--lambda``), bools as ``--x/--no-x``, each with its help text and default."""
+    ``--lambda``), bools as ``--x/--no-x``, each with its help text and default, under its field's heading."""
     parser = OneLineParser(prog=PROG.get(), description=description,
                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    groups: dict[str, Any] = {}  # the --help headings, in the order of their first field
     for f in dataclasses.fields(cls):
+        heading = f.metadata.get("group")
+        if heading is not None and heading not in groups:
+            groups[heading] = parser.add_argument_group(heading)
+        where = parser if heading is None else groups[heading]
         flag = "--" + f.name.rstrip("_").replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
         kwargs = {"dest": f.name, "default": default, "help": f.metadata["help"].replace("%", "%%"),
@@ -66,7 +72,7 @@ def flag_parser(cls: type, description: str) -> OneLineParser:
             if str(f.type) not in FLAG_TYPES:
                 raise TypeError(f"{cls.__name__}.{f.name} is a number flag without a kind (arg(..., kind=...))")
             kwargs["type"] = FLAG_TYPES[str(f.type)]
-        parser.add_argument(flag, **kwargs)
+        where.add_argument(flag, **kwargs)
     return parser
 
 
@@ -132,7 +138,7 @@ def set_torch_threads(threads: int) -> None:
 
 
 # ---------------------------------------------------------------------- evaluation against scripted players
-def evaluate(policy: Any, opponents: list[str], deals: int, seed: int, rules: Any, seats: int, name: str = "model",
+def evaluate(policy: Any, opponents: list[str], deals: int, seed: int, *, rules: Any, seats: int, name: str = "model",
              deal_seed: int | None = None, progress: bool = False, workers: int = 1) -> dict[str, dict[str, Any]]:
     """A duplicate tournament of ``policy`` (a ``learned.Policy``) against each scripted player, the players
     seeded with ``seed`` and the deals with ``deal_seed`` (default ``seed``): counters per deal, 95% CI.
@@ -180,7 +186,7 @@ def format_eval(rows: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_learning_curve(path: str, title: str, evals: list[dict[str, Any]], final: dict[str, Any],
+def write_learning_curve(path: str, title: str, evals: list[dict[str, Any]], *, final: dict[str, Any],
                          train_seconds: float) -> str:
     """Model minus each scripted player (95% CI) against minutes of training, as a PNG written atomically:
     ``evals`` are ``{"train_seconds", "results"}`` rows, ``final`` the last results (at ``train_seconds``)."""

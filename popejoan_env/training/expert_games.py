@@ -23,12 +23,6 @@ what its card gives up by the expert's values.  The critic learns the value
   into its choices: the actor learns towards the search's best card by its
   mean values over many worlds, and weighs each mistake by what it costs.
 
-With ``augment``, each batch is shown under one of the six relabellings of the
-suits that play alike (clubs, hearts and spades; ``popejoan_env/symmetry.py``),
-drawn at random: the network sees every decision in several suits for the games
-of one.  The caller asks for it only where the pack holds those suits
-(``symmetry.plays_alike``).
-
 PPO then starts from a policy that already plays like the search, and a critic
 that already knows what a position is worth.
 
@@ -53,7 +47,6 @@ from popejoan_env.observation import OBS_SIZE, encode
 from popejoan_env.players import make_player
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import SeatView
-from popejoan_env.symmetry import relabellings
 from popejoan_env.table import play_until
 
 
@@ -102,7 +95,7 @@ def deal_of(table: Table, balance_range: Sequence[int] | None, seed: int, d: int
     balances = None
     if balance_range is not None:
         balances = [int(b) for b in rng.integers(balance_range[0], balance_range[1] + 1, size=players)]
-    return Deal.new(rules, players, d % players, rng, None, balances)
+    return Deal.new(rules, players, d % players, rng, board=None, balances=balances)
 
 
 class Decisions:
@@ -184,6 +177,7 @@ CHUNK = 500
 
 
 def expert_games(expert: str, tables: Sequence[Table], deals: int, seed: int,
+                 *,
                  balance_range: Sequence[int] | None, reward_scale: float, workers: int = 1) -> Games:
     """Deals ``0 .. deals-1`` played by ``expert`` at every seat, deal ``d`` at ``tables[d % len(tables)]``, in
     ``workers`` forked processes (the same data for any number)."""
@@ -213,19 +207,10 @@ def gather(parts: list[_Part], seconds: float) -> Games:
     return Games(obs, legal, action, value, deal, seat, q, seconds=seconds)
 
 
-def targets(games: Games, temperature: float) -> np.ndarray:
-    """float32 [n, 52]: what the actor learns at each decision: softmax(values / temperature) over the cards the
-    expert searched, where it gave values and ``temperature > 0``, else all on the card it chose."""
+def targets(games: Games) -> np.ndarray:
+    """float32 [n, 52]: the expert's card at each decision, one-hot (the cross-entropy's target)."""
     out = np.zeros(games.q.shape, dtype=np.float32)
     out[np.arange(len(games.action)), games.action] = 1.0
-    if temperature <= 0:
-        return out
-    searched = ~np.isnan(games.q)
-    rows = searched.sum(axis=1) >= 2
-    z = np.where(searched[rows], games.q[rows] / temperature, -np.inf)
-    z -= z.max(axis=1, keepdims=True)
-    p = np.exp(z)
-    out[rows] = p / p.sum(axis=1, keepdims=True)
     return out
 
 
@@ -247,15 +232,14 @@ def regrets(games: Games) -> np.ndarray:
     return np.maximum(out, 0.0).astype(np.float32)
 
 
-def imitate(policy: Any, games: Games, epochs: int, lr: float, batch_size: int, seed: int,
-            vf_coef: float = 0.5, temperature: float = 0.0, loss: str = "choice", choice_weight: float = 0.1,
-            after_epoch: Callable[[int], None] | None = None, augment: bool = False) -> list[dict[str, float]]:
+def imitate(policy: Any, games: Games, *, epochs: int, lr: float, batch_size: int, seed: int,
+            vf_coef: float = 0.5, loss: str = "choice", choice_weight: float = 0.1,
+            after_epoch: Callable[[int], None] | None = None) -> list[dict[str, float]]:
     """Train an SB3 ``MaskableActorCriticPolicy`` on the expert's decisions (actor: ``loss``, see the module's
     text; critic: squared error of the value); per epoch, the held-out losses, how often the actor picks the
     expert's card and the counters its card falls short of the expert's best by the expert's values
     (``held_out_regret``).  ``after_epoch(epoch)`` is called after each epoch (an evaluation for the learning
-    curve).  ``augment``: each batch is shown under one of ``symmetry.relabellings()``, drawn at random (the
-    caller's to check ``symmetry.plays_alike``); the held-out decisions are scored as dealt."""
+    curve)."""
     if loss not in LOSSES:
         raise ValueError(f"imitate: loss must be one of {', '.join(LOSSES)}, got {loss!r}")
     gen = torch.Generator().manual_seed(seed)
@@ -264,17 +248,12 @@ def imitate(policy: Any, games: Games, epochs: int, lr: float, batch_size: int, 
     held, train = perm[: max(1, n // 20)], perm[max(1, n // 20):]
     obs, legal = torch.as_tensor(games.obs), torch.as_tensor(games.legal)
     action, value = torch.as_tensor(games.action), torch.as_tensor(games.value)
-    target = torch.as_tensor(targets(games, temperature))
+    target = torch.as_tensor(targets(games))
     regret = torch.as_tensor(regrets(games))
     optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
-    views = [(torch.as_tensor(r.obs), torch.as_tensor(r.cards), torch.argsort(torch.as_tensor(r.cards)))
-             for r in relabellings()] if augment else []  # each view's gathers, and where each card goes
 
-    def losses(rows: torch.Tensor, view: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def losses(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         o, lg, tg, rg, card = obs[rows], legal[rows], target[rows], regret[rows], action[rows]
-        if view:  # the batch with the suits alike relabelled: every card-indexed array gathers alike
-            at, cards, moved = views[view]
-            o, lg, tg, rg, card = o[:, at], lg[:, cards], tg[:, cards], rg[:, cards], moved[card]
         features = policy.extract_features(o)
         latent_pi, latent_vf = policy.mlp_extractor(features)
         logits = policy.action_net(latent_pi).masked_fill(~lg, torch.finfo(torch.float32).min)
@@ -290,8 +269,7 @@ def imitate(policy: Any, games: Games, epochs: int, lr: float, batch_size: int, 
     for epoch in range(epochs):
         order = train[torch.randperm(len(train), generator=gen)]
         for i in range(0, len(order), batch_size):
-            view = int(torch.randint(len(views), (1,), generator=gen)) if views else 0
-            actor, critic, _, _ = losses(order[i:i + batch_size], view)
+            actor, critic, _, _ = losses(order[i:i + batch_size])
             optimizer.zero_grad()
             (actor + vf_coef * critic).backward()
             optimizer.step()

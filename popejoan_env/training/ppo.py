@@ -2,9 +2,8 @@
 every seat; 8 epochs of imitation, in which the actor learns to give up the fewest counters by the search's values
 of the cards (plus a little of its choices) and the critic what each seat won; then policy improvement: 25,000
 deals of the search whose rollouts the imitated network plays at every seat, and 4 epochs learning its values;
-no PPO step, since PPO after the imitation made every tried model weaker or, at best (--anchor-kl, or a smaller
-step), left it level. --total-timesteps N adds MaskablePPO (sb3-contrib) after it, --improve-deals N expert
-iteration, --rollout-deals 0 leaves the second stage out. CleanRL-style, every knob a flag.
+no PPO step, since PPO after the imitation made every tried model weaker or, at best, left it level.
+--total-timesteps N adds MaskablePPO (sb3-contrib) after it; --rollout-deals 0 leaves the second stage out.
 
     python training/train_ppo.py                       # defaults: modern, 4 players, < 15 min on 2 cores
     python training/train_ppo.py --players 3,4,5 --opponents "stops_first:0.5,self:0.5" --total-timesteps 3000000
@@ -21,8 +20,8 @@ critic to value the positions; then the network's own rollouts (``--rollout-deal
 rollouts plays 25,000 deals and the network learns its values, which beats the imitation alone and the
 teacher ``pimc:samples=128``; and no PPO steps after it (``--total-timesteps 0``): PPO fine-tuning from the
 imitation lost strength against ``pimc`` in every setting tried.  With ``--total-timesteps N`` PPO trains on from
-there.  ``--imitate-augment`` shows the imitation's batches with the suits that play alike relabelled
-(``popejoan_env/symmetry.py``); measured, not the default.
+there.  The recipes measured and not kept (expert iteration, PPO held near the imitated policy, the suits
+relabelled, soft targets, the oracle critic) are in docs/training.md with the commit that had their flags.
 
 The learner plays one random seat of each deal, as ``popejoan_env.envs.gymnasium_env.PopeJoanGymEnv``
 defines it; the other seats are scripted players and frozen snapshots of the learner
@@ -62,14 +61,11 @@ import numpy as np
 import sb3_contrib
 import stable_baselines3
 import torch
-from gymnasium import spaces
 from sb3_contrib import MaskablePPO
-from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
 
 from popejoan_env import __version__
-from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.checks import split_list
 from popejoan_env.envs.gymnasium_env import make_vec_env
 from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
@@ -78,15 +74,12 @@ from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
 from popejoan_env.nets import suits
-from popejoan_env.players import GUIDED, make_player, parse_spec, shipped_model
+from popejoan_env.players import make_player
 from popejoan_env.nets.model_file import model_metadata, rules_field, save_model
 from popejoan_env.nets.policy import policy_from_state
-from popejoan_env.nets.model_file import read_model
 from popejoan_env.players.pimc import MAX_SAMPLES
 from popejoan_env.rules import Rules, check_players, parse_rules_options
-from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy
-from popejoan_env.symmetry import plays_alike
-from popejoan_env.training.anchor import anchor
+from popejoan_env.sb3_policies import SuitsPolicy
 from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir,
                                           parse_flags, run_script, set_torch_threads, write_learning_curve,
                                           write_run_json)
@@ -100,152 +93,150 @@ ROLLOUT = 4096
 """Steps in a rollout when ``--n-steps`` is not given (``n_envs * n_steps``)."""
 
 
+RUN = "the run"
+RECIPE = "the recipe: the search imitated, then policy improvement by the network's own rollouts"
+NETWORK = "the network"
+PPO = "PPO after the recipe (none by default: --total-timesteps N adds it)"
+EVALUATION = "evaluations (the learning curve and the final table)"
+
+
 @dataclasses.dataclass
 class Args:
-    """The flags of train_ppo.py: each field's help text is its --help."""
+    """The flags of train_ppo.py: each field's help text is its --help, listed under its heading."""
 
+    # ------------------------------------------------------------------ the run
     run_name: str = arg("ppo_modern_4p",
                         "name of the run: everything is written to <output-dir>/<run-name>/ (an existing run of that "
-                        "name is replaced)")
-    output_dir: str = arg("models", "directory that holds one sub-directory per run")
+                        "name is replaced)", group=RUN)
+    output_dir: str = arg("models", "directory that holds one sub-directory per run", group=RUN)
     seed: int = arg(1,
                     "seed of everything: the deals, the opponents' generators, the network's initialisation, PPO's "
-                    "sampling", kind=SEED)
+                    "sampling", kind=SEED, group=RUN)
     preset: str = arg("modern",
                       "rules preset to train on: modern or victorian, or both (modern,victorian) for an imitation-only "
-                      "run (--total-timesteps 0) whose network plays both; evaluations use the first")
+                      "run (--total-timesteps 0) whose network plays both; evaluations use the first", group=RUN)
     rules_option: list[str] = arg([], "override one rules option of every --preset, e.g. pack=small (a JSON value, "
-                                      "else text; repeatable)", action="append", metavar="KEY=VALUE")
+                                      "else text; repeatable)", group=RUN, action="append", metavar="KEY=VALUE")
     players: str = arg("4",
                        "table size, or a comma list such as 3,4,5 to mix table sizes in one run (observations are "
-                       "padded to 8 seats); a size listed twice gets twice the deals")
-    opponents: str = arg("stops_first:0.5,pool_hunter:0.2,random:0.05,self:0.25",
-                         "opponents mix name:weight,...; each other seat draws a player from it every deal; 'self' = a "
-                         "frozen snapshot of the learner")
+                       "padded to 8 seats); a size listed twice gets twice the deals", group=RUN)
+    quick: bool = arg(False,
+                      "a first run of about a minute: the imitation of 3,000 deals of the --imitate-player, "
+                      "evaluations of 100 deals, the final one against random, stops_first and pimc, in "
+                      "<output-dir>/quick (flags given with it win)", group=RUN)
+    torch_threads: int = arg(1,
+                             "torch CPU threads (0 = torch's default); 1 because on 2 cores 2 threads were ~10% faster "
+                             "only on a quiet machine and 4-10x slower as soon as anything else ran (88-97 against "
+                             "409-890 learner steps/s)", kind=THREADS, group=RUN)
+    progress: bool = arg(True, "show a progress bar", group=RUN)
+    tensorboard: bool = arg(True, "write TensorBoard logs to <run>/tb", group=RUN)
+
+    # ------------------------------------------------------------------ the recipe
     imitate_deals: int = arg(60_000,
                              "deals of the --imitate-player at every seat whose decisions the policy and critic learn "
-                             "first (imitation, popejoan_env/training/expert_games.py), before PPO; 0 = none",
-                             kind=Integer(0, 10**7))
-    imitate_player: str = arg("pimc:samples=128", "the player imitated (a make_player spec)")
-    imitate_epochs: int = arg(8, "passes over the imitation data", kind=Integer(1, 1000))
-    imitate_augment: bool = arg(False,
-                                "show each batch of the imitation with clubs, hearts and spades relabelled at random "
-                                "(they play alike: popejoan_env/symmetry.py; refused for pack=small, which lacks "
-                                "clubs and hearts); measured in docs/training.md, not the default")
-    imitate_temperature: float = arg(0.0,
-                                     "> 0: the actor learns softmax(the expert's mean counters of each card searched / "
-                                     "this), not only the card it chose (pimc gives its values)",
-                                     kind=Number(0.0, 100.0))
+                             "first (imitation, popejoan_env/training/expert_games.py); 0 = none",
+                             kind=Integer(0, 10**7), group=RECIPE)
+    imitate_player: str = arg("pimc:samples=128", "the player imitated (a make_player spec)", group=RECIPE)
+    imitate_epochs: int = arg(8, "passes over the imitation data", kind=Integer(1, 1000), group=RECIPE)
     imitate_loss: str = arg("regret",
                             "what the actor learns: regret (the expected counters its cards fall short of the "
                             "expert's best by the expert's values, plus --imitate-choice-weight x the cross-entropy "
-                            "to the expert's card) or choice (that cross-entropy alone, the recipe before; "
-                            "expert_games.imitate)")
+                            "to the expert's card) or choice (that cross-entropy alone: the recipe before, kept for "
+                            "the commands that reproduce the models of models/round1/ and models/shipped/ and the "
+                            "small game's in docs/openspiel.md; expert_games.imitate)", group=RECIPE)
     imitate_choice_weight: float = arg(0.1, "the cross-entropy's weight under --imitate-loss regret",
-                                       kind=Number(0.0, 100.0))
-    imitate_lr: float = arg(1e-3, "Adam learning rate of the imitation", kind=RATE)
-    imitate_workers: int = arg(2, "forked processes playing the imitation deals (the data do not change)",
-                               kind=Integer(1, 256))
-    improve_deals: int = arg(0,
-                             "expert iteration: after the imitation, deals of the --improve-player (a search guided "
-                             "by the network just trained) at every seat, whose decisions the network then learns "
-                             "too; 0 = none", kind=Integer(0, 10**7))
-    improve_player: str = arg("pimc_net",
-                              "the search of --improve-deals: a pimc_net spec; model= is the network after the "
-                              "imitation (the run's round1.zip)")
-    improve_epochs: int = arg(4, "passes over the --improve-deals' decisions", kind=Integer(1, 1000))
+                                       kind=Number(0.0, 100.0), group=RECIPE)
+    imitate_lr: float = arg(1e-3, "Adam learning rate of the imitation", kind=RATE, group=RECIPE)
+    imitate_workers: int = arg(2, "forked processes playing the imitation's and the rollout stage's deals (the data "
+                                  "do not change)", kind=Integer(1, 256), group=RECIPE)
     rollout_deals: int = arg(25_000,
                              "policy improvement, the stage after the imitation (none with --imitate-deals 0): deals "
                              "played by the search whose rollouts the network just trained plays at every seat of "
                              "every world (each seat from its own observation), whose values of the cards the network "
                              "then learns (popejoan_env/training/rollout_games.py; full pack only); 0 = none",
-                             kind=Integer(0, 10**7))
-    rollout_worlds: int = arg(8, "worlds a decision of the --rollout-deals' search", kind=Integer(1, MAX_SAMPLES))
-    rollout_epochs: int = arg(4, "passes over the --rollout-deals' decisions", kind=Integer(1, 1000))
-    rollout_lr: float = arg(3e-4, "Adam learning rate of the --rollout-deals' stage", kind=RATE)
-    deals_per_episode: int = arg(1, "deals in one episode (K > 1: a session with board and balances carried)",
-                                 kind=Integer(1, 1000))
-    total_timesteps: int = arg(0,
-                               "PPO learner decisions to train for after the imitation (forced cards and lone legal "
-                               "leads are not decisions); 0 = none, the default recipe", kind=Integer(0, 10**10))
-    init_model: str = arg("",
-                          "start from this model file's network (actor and critic) instead of a fresh one; its shape "
-                          "must be the flags' (--actor, --actor-arch, --net-arch, --activation); with --imitate-deals "
-                          "0 PPO fine-tunes it")
-    anchor_kl: float = arg(0.0,
-                           "weight of KL(policy || the policy PPO starts from: the imitated one, or --init-model's) "
-                           "added to PPO's loss, which holds PPO near it (popejoan_env/training/anchor.py); 0 = none",
-                           kind=Number(0.0, 1000.0))
-    n_envs: int = arg(0,
-                      "environments (learner seats) stepped together; 0 = the --vec-env's own: 512 for batch, 8 for "
-                      "dummy and subproc", kind=Integer(0, 65536))
-    vec_env: str = arg("batch",
-                       "batch: every env in one BatchVecEnv on the batch engine, opponents vectorised (fastest); "
-                       "dummy: copies of the Gymnasium view in this process; subproc: one worker process per env")
-    net_arch: str = arg("128,128", "hidden layer widths of the policy and of the value network")
-    activation: str = arg("tanh", "hidden activation: tanh or relu")
-    actor: str = arg("suits",
-                     "the policy network: mlp (--net-arch) or suits (one network shared by the four suits, scoring "
-                     "each suit's 13 ranks: popejoan_env.nets.suits; widths --actor-arch)")
-    actor_arch: str = arg("128,256,256",
-                          "widths of a suits actor: the context layer, then the suit network's hidden layers")
-    oracle_critic: bool = arg(False,
-                              "the value network also reads every hand and the dead hand "
-                              "(batch_observation.hidden_batch) while the policy reads only its observation; needs "
-                              "--vec-env batch")
-    learning_rate: float = arg(3e-4, "Adam learning rate", kind=RATE)
-    anneal_lr: bool = arg(True, "decay the learning rate linearly to 0 over the run")
-    n_steps: int = arg(0,
-                       "steps per environment per rollout; 0 = 4096 / n_envs, so a rollout of 4096 steps whatever the "
-                       "number of envs", kind=Integer(0, 10**6))
-    batch_size: int = arg(512, "minibatch size of the PPO update", kind=Integer(1, 10**6))
-    n_epochs: int = arg(10, "passes over each rollout", kind=Integer(1, 1000))
-    gamma: float = arg(1.0, "discount; an episode is a handful of decisions and every counter counts the same, so 1.0",
-                       kind=PROBABILITY)
-    gae_lambda: float = arg(0.95, "GAE lambda", kind=PROBABILITY)
-    clip_range: float = arg(0.2, "PPO clipping", kind=CLIP)
-    ent_coef: float = arg(0.01, "entropy bonus", kind=COEFFICIENT)
-    vf_coef: float = arg(0.5, "value-loss weight", kind=COEFFICIENT)
-    max_grad_norm: float = arg(0.5, "gradient clipping", kind=GRAD_NORM)
-    reward_scale: float = arg(0.1, "rewards are counters times this (counters per deal run to tens)", kind=SCALE)
+                             kind=Integer(0, 10**7), group=RECIPE)
+    rollout_worlds: int = arg(8, "worlds a decision of the --rollout-deals' search", kind=Integer(1, MAX_SAMPLES),
+                              group=RECIPE)
+    rollout_epochs: int = arg(4, "passes over the --rollout-deals' decisions", kind=Integer(1, 1000), group=RECIPE)
+    rollout_lr: float = arg(3e-4, "Adam learning rate of the --rollout-deals' stage", kind=RATE, group=RECIPE)
+    batch_size: int = arg(512, "minibatch size of the imitation, the rollout stage and the PPO update",
+                          kind=Integer(1, 10**6), group=RECIPE)
+    reward_scale: float = arg(0.1, "rewards and values are counters times this (counters per deal run to tens)",
+                              kind=SCALE, group=RECIPE)
     balance_range: str = arg("-24,72",
                              "each seat's starting balance is drawn from this range (the tournament starts deals at 0, "
-                             "sessions at 48): balances do not change play, and the network should learn that")
+                             "sessions at 48): balances do not change play, and the network should learn that",
+                             group=RECIPE)
+
+    # ------------------------------------------------------------------ the network
+    actor: str = arg("suits",
+                     "the policy network: mlp (--net-arch) or suits (one network shared by the four suits, scoring "
+                     "each suit's 13 ranks: popejoan_env.nets.suits; widths --actor-arch)", group=NETWORK)
+    actor_arch: str = arg("128,256,256",
+                          "widths of a suits actor: the context layer, then the suit network's hidden layers",
+                          group=NETWORK)
+    net_arch: str = arg("128,128", "hidden layer widths of the value network (and of an mlp policy)", group=NETWORK)
+    activation: str = arg("tanh", "hidden activation: tanh or relu", group=NETWORK)
+
+    # ------------------------------------------------------------------ PPO
+    total_timesteps: int = arg(0,
+                               "PPO learner decisions to train for after the recipe (forced cards and lone legal "
+                               "leads are not decisions); 0 = none, the default", kind=Integer(0, 10**10), group=PPO)
+    opponents: str = arg("stops_first:0.5,pool_hunter:0.2,random:0.05,self:0.25",
+                         "opponents mix name:weight,...; each other seat draws a player from it every deal; 'self' = a "
+                         "frozen snapshot of the learner", group=PPO)
+    deals_per_episode: int = arg(1, "deals in one episode (K > 1: a session with board and balances carried)",
+                                 kind=Integer(1, 1000), group=PPO)
+    vec_env: str = arg("batch",
+                       "batch: every env in one BatchVecEnv on the batch engine, opponents vectorised (fastest); "
+                       "dummy: copies of the Gymnasium view in this process; subproc: one worker process per env",
+                       group=PPO)
+    n_envs: int = arg(0,
+                      "environments (learner seats) stepped together; 0 = the --vec-env's own: 512 for batch, 8 for "
+                      "dummy and subproc", kind=Integer(0, 65536), group=PPO)
+    n_steps: int = arg(0,
+                       "steps per environment per rollout; 0 = 4096 / n_envs, so a rollout of 4096 steps whatever the "
+                       "number of envs", kind=Integer(0, 10**6), group=PPO)
+    learning_rate: float = arg(3e-4, "Adam learning rate", kind=RATE, group=PPO)
+    anneal_lr: bool = arg(True, "decay the learning rate linearly to 0 over the run", group=PPO)
+    n_epochs: int = arg(10, "passes over each rollout", kind=Integer(1, 1000), group=PPO)
+    gamma: float = arg(1.0, "discount; an episode is a handful of decisions and every counter counts the same, so 1.0",
+                       kind=PROBABILITY, group=PPO)
+    gae_lambda: float = arg(0.95, "GAE lambda", kind=PROBABILITY, group=PPO)
+    clip_range: float = arg(0.2, "PPO clipping", kind=CLIP, group=PPO)
+    ent_coef: float = arg(0.01, "entropy bonus", kind=COEFFICIENT, group=PPO)
+    vf_coef: float = arg(0.5, "value-loss weight", kind=COEFFICIENT, group=PPO)
+    max_grad_norm: float = arg(0.5, "gradient clipping", kind=GRAD_NORM, group=PPO)
     snapshot_interval: int = arg(100_000, "steps between self-play snapshots added to the opponents' 'self' pool",
-                                 kind=Integer(1, 10**10))
-    max_snapshots: int = arg(5, "snapshots kept in the 'self' pool (the oldest leave)", kind=Integer(1, 1000))
-    eval_interval: int = arg(250_000, "steps between evaluations (0 = only the final one)", kind=Integer(0, 10**10))
-    eval_deals: int = arg(200, "duplicate deals per opponent in a periodic evaluation", kind=Integer(2, 10**6))
+                                 kind=Integer(1, 10**10), group=PPO)
+    max_snapshots: int = arg(5, "snapshots kept in the 'self' pool (the oldest leave)", kind=Integer(1, 1000),
+                             group=PPO)
+    checkpoint_interval: int = arg(500_000, "steps between checkpoints in <run>/checkpoints/ (0 = none)",
+                                   kind=Integer(0, 10**10), group=PPO)
+    validate_args: bool = arg(False,
+                              "torch.distributions argument checks; off is ~14% faster and the masks already keep "
+                              "actions legal", group=PPO)
+    max_minutes: float = arg(0.0,
+                             "stop PPO after this many minutes of it (0 = no limit; --total-timesteps still caps it): "
+                             "kept for popejoan exploit --method learn, whose budget it is", kind=Number(0.0, 10**6),
+                             group=PPO)
+
+    # ------------------------------------------------------------------ evaluations
+    eval_interval: int = arg(250_000,
+                             "PPO steps between evaluations (0 = only the final one, and none during the recipe)",
+                             kind=Integer(0, 10**10), group=EVALUATION)
+    eval_deals: int = arg(200, "duplicate deals per opponent in a periodic evaluation", kind=Integer(2, 10**6),
+                          group=EVALUATION)
     eval_opponents: str = arg("stops_first,pool_hunter,pimc",
                               "scripted players to evaluate against periodically (comma list); evaluations use the "
                               "first table size of --players and the first --preset; they make the learning curve "
-                              "(learning_curve.png; during the imitation they run in a process beside the training)")
+                              "(learning_curve.png; during the recipe they run in a process beside the training)",
+                              group=EVALUATION)
     final_eval_deals: int = arg(300, "duplicate deals per opponent in the final evaluation (0 = skip)",
-                                kind=Integer(0, 10**6))
+                                kind=Integer(0, 10**6), group=EVALUATION)
     final_eval_opponents: str = arg("random,lowest,stops_first,pool_hunter,pimc",
-                                    "scripted players of the final evaluation (comma list)")
-    checkpoint_interval: int = arg(500_000, "steps between checkpoints in <run>/checkpoints/ (0 = none)",
-                                   kind=Integer(0, 10**10))
-    torch_threads: int = arg(1,
-                             "torch CPU threads (0 = torch's default); 1 because on 2 cores 2 threads were ~10% faster "
-                             "only on a quiet machine and 4-10x slower as soon as anything else ran (88-97 against "
-                             "409-890 learner steps/s)", kind=THREADS)
-    validate_args: bool = arg(False,
-                              "torch.distributions argument checks; off is ~14% faster and the masks already keep "
-                              "actions legal")
-    max_minutes: float = arg(0.0,
-                             "stop PPO after this many minutes of it (0 = no limit; --total-timesteps still caps "
-                             "it): a time budget, as popejoan exploit uses", kind=Number(0.0, 10**6))
-    progress: bool = arg(True, "show a progress bar")
-    tensorboard: bool = arg(True, "write TensorBoard logs to <run>/tb")
-    quick: bool = arg(False,
-                      "a first run of about a minute: the imitation of 3,000 deals of the --imitate-player, "
-                      "evaluations of 100 deals, the final one against random, stops_first and pimc, in "
-                      "<output-dir>/quick (flags given with it win)")
+                                    "scripted players of the final evaluation (comma list)", group=EVALUATION)
 
-
-ROUND1 = "round1.zip"
-"""The network after the imitation, which guides the search of the expert iteration (``--improve-deals``)."""
 
 QUICK = {"run_name": "quick", "imitate_deals": 3_000, "rollout_deals": 1_000, "eval_deals": 100,
          "final_eval_deals": 100, "final_eval_opponents": "random,stops_first,pimc"}
@@ -263,8 +254,7 @@ def apply_quick(args: Args) -> Args:
 # ---------------------------------------------------------------------- checking the flags
 @dataclasses.dataclass(frozen=True)
 class Setup:
-    """What the flags mean once checked: the rules, table sizes, network widths, starting balances, self-play, and
-    the --init-model's weights (read once, when they are checked)."""
+    """What the flags mean once checked: the rules, table sizes, network widths, starting balances, self-play."""
 
     presets: list[Rules]
     table_sizes: list[int]
@@ -274,7 +264,6 @@ class Setup:
     uses_self: bool
     n_envs: int
     n_steps: int
-    init_state: Any = None
 
     @property
     def rules(self) -> Rules:
@@ -321,26 +310,13 @@ def check_args(args: Args) -> Setup:
                             f"got {args.actor!r} and {args.actor_arch!r}")
     if args.imitate_loss not in LOSSES:
         raise PopeJoanError(f"--imitate-loss must be one of {', '.join(LOSSES)}, got {args.imitate_loss!r}")
-    if args.imitate_augment and not all(plays_alike(rules) for rules in presets):
-        raise PopeJoanError("--imitate-augment relabels clubs, hearts and spades, and pack=small has no clubs or "
-                            "hearts: leave it out")
-    if args.imitate_deals and args.oracle_critic:
-        raise PopeJoanError("--imitate-deals and --oracle-critic do not combine: the imitation data hold "
-                            "observations only, not the hidden hands the oracle critic reads")
     expert = make_player(args.imitate_player)  # an unknown player is refused before anything is written
     if args.imitate_deals and args.imitate_loss == "regret" and not hasattr(expert, "last_values"):
         raise PopeJoanError(f"--imitate-loss regret learns the values of a search (pimc, pimc_net); "
                             f"--imitate-player {args.imitate_player} gives none: add --imitate-loss choice")
-    if args.improve_deals:
-        check_improve(args)
     if args.rollout_deals and args.imitate_deals and any(rules.pack != "full" for rules in presets):
         raise PopeJoanError("--rollout-deals plays its rollouts in the batch engine, which plays the full pack only: "
                             "add --rollout-deals 0")
-    if args.anchor_kl and not ((args.imitate_deals or args.init_model) and args.total_timesteps and args.ent_coef > 0):
-        raise PopeJoanError(f"--anchor-kl holds PPO near the policy it starts from: it needs --imitate-deals > 0 or "
-                            f"--init-model, --total-timesteps > 0 and --ent-coef > 0 (the penalty rides on the entropy "
-                            f"term), got {args.imitate_deals}, {args.init_model or 'none'}, {args.total_timesteps} and "
-                            f"{args.ent_coef}")
     for flag, names in (("--eval-opponents", args.eval_opponents),
                         ("--final-eval-opponents", args.final_eval_opponents)):
         for name in split_list(names):
@@ -348,22 +324,17 @@ def check_args(args: Args) -> Setup:
                 make_player(name)  # refused now, not after the training
             except PopeJoanError as err:
                 raise PopeJoanError(f"{flag}: {err}") from None
-    if args.oracle_critic and args.vec_env != "batch":
-        raise PopeJoanError(f"--oracle-critic needs --vec-env batch (the hands come from the batch engine), "
-                            f"got --vec-env {args.vec_env}")
     n_envs = args.n_envs or VEC_ENVS[args.vec_env]
     n_steps = args.n_steps or max(1, ROLLOUT // n_envs)
     setup = Setup(presets, table_sizes, net_arch, actor_arch, balance_range,
                   uses_self=any(name == SELF for name, _ in mix), n_envs=n_envs, n_steps=n_steps)
-    if args.init_model:
-        setup = dataclasses.replace(setup, init_state=check_init_model(args, setup))
     return setup
 
 
 def policy_spec(args: Args, setup: Setup) -> tuple[Any, dict[str, Any]]:
     """MaskablePPO's ``policy`` and ``policy_kwargs`` from the flags."""
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation]
-    policy: Any = OraclePolicy if args.oracle_critic else "MlpPolicy"
+    policy: Any = "MlpPolicy"
     policy_kwargs: dict[str, Any] = dict(net_arch=dict(pi=setup.net_arch, vf=setup.net_arch), activation_fn=activation)
     if args.actor == suits.ARCHITECTURE:
         policy = SuitsPolicy
@@ -371,62 +342,9 @@ def policy_spec(args: Args, setup: Setup) -> tuple[Any, dict[str, Any]]:
     return policy, policy_kwargs
 
 
-def check_init_model(args: Args, setup: Setup) -> Any:
-    """The --init-model's weights; refused if it is not a model file, or if its network has another shape than the
-    flags' (by its metadata, then tensor by tensor against a policy built from the flags), before anything is
-    written."""
-    if args.oracle_critic:
-        raise PopeJoanError("--init-model and --oracle-critic do not combine: a model file's critic reads the "
-                            "observation only")
-    meta, state = read_model(args.init_model)
-    mine = {"actor": args.actor, "activation": args.activation,
-            "widths": setup.actor_arch if args.actor == suits.ARCHITECTURE else setup.net_arch}
-    theirs = {"actor": meta.get("architecture", "mlp"), "activation": meta["activation"], "widths": meta["net_arch"]}
-    if args.actor == suits.ARCHITECTURE:
-        mine["critic"], theirs["critic"] = setup.net_arch, meta.get("critic_arch")
-    differ = [f"{key} {theirs[key]} (the flags: {mine[key]})" for key in mine if theirs[key] != mine[key]]
-    if not differ:
-        policy, kwargs = policy_spec(args, setup)
-        built = (MaskableActorCriticPolicy if policy == "MlpPolicy" else policy)(
-            spaces.Box(-np.inf, np.inf, shape=(OBS_SIZE,), dtype=np.float32), spaces.Discrete(NUM_CARD_IDS),
-            lambda _: 0.0, **kwargs)
-        wanted = {key: tuple(value.shape) for key, value in built.state_dict().items()}
-        found = {key: tuple(getattr(value, "shape", ())) for key, value in state.items()}
-        differ = [f"{key} {found.get(key, 'missing')} (the flags: {shape})" for key, shape in wanted.items()
-                  if found.get(key) != shape] + [f"{key} (not in the flags' network)" for key in found
-                                                 if key not in wanted]
-    if differ:
-        raise PopeJoanError(f"--init-model {args.init_model}: its network has another shape than the flags ask for: "
-                            f"{'; '.join(differ[:4])}" + (f" and {len(differ) - 4} more" if len(differ) > 4 else ""))
-    return state
-
-
-def improve_spec(args: Args, model_path: str) -> str:
-    """The --improve-player spec with the network after the imitation as its model."""
-    name, params = parse_spec(args.improve_player)
-    return f"{name}:" + ",".join(f"{k}={v}" for k, v in {**params, "model": model_path}.items())
-
-
-def check_improve(args: Args) -> None:
-    """Refuse an expert-iteration setting that cannot run, before anything is written."""
-    if not args.imitate_deals:
-        raise PopeJoanError("--improve-deals needs --imitate-deals > 0: the search is guided by the imitated network")
-    if args.actor != suits.ARCHITECTURE:
-        raise PopeJoanError("--improve-deals needs --actor suits: pimc_net reads a suits network")
-    name, params = parse_spec(args.improve_player)
-    if name != GUIDED or "model" in params:
-        raise PopeJoanError(f"--improve-player must be a {GUIDED} spec without model= (the run sets it), "
-                            f"got {args.improve_player!r}")
-    where = os.path.abspath(os.path.join(args.output_dir, args.run_name, ROUND1))
-    if any(c in where for c in ":,"):
-        raise PopeJoanError(f"--improve-deals writes {where}, which a player spec cannot name (it has ':' or ','): "
-                            f"choose an --output-dir without them")
-    make_player(improve_spec(args, shipped_model()))  # its other parameters are checked with a real network
-
-
 def clear_run(run_dir: str) -> None:
     """Remove what an earlier run of the same name wrote (model, run.json, checkpoints, logs), nothing else."""
-    for pattern in ("model.zip", ROUND1, "run.json", "checkpoints/*.zip", "tb/events.out.tfevents.*"):
+    for pattern in ("model.zip", "run.json", "checkpoints/*.zip", "tb/events.out.tfevents.*"):
         for path in glob.glob(os.path.join(run_dir, pattern)):
             os.remove(path)
 
@@ -435,10 +353,10 @@ def metadata(args: Args, setup: Setup, steps: int) -> dict[str, Any]:
     """The metadata saved with a model (or snapshot) after ``steps`` learner steps."""
     sizes = list(dict.fromkeys(setup.table_sizes))  # each size once, however often --players weights it
     if args.actor == suits.ARCHITECTURE:
-        return model_metadata(setup.presets, sizes, setup.actor_arch, args.activation, timesteps=steps,
+        return model_metadata(setup.presets, sizes, setup.actor_arch, activation=args.activation, timesteps=steps,
                               run_name=args.run_name, seed=args.seed, opponents=args.opponents,
                               architecture=suits.ARCHITECTURE, critic_arch=setup.net_arch)
-    return model_metadata(setup.presets, sizes, setup.net_arch, args.activation, timesteps=steps,
+    return model_metadata(setup.presets, sizes, setup.net_arch, activation=args.activation, timesteps=steps,
                           run_name=args.run_name, seed=args.seed, opponents=args.opponents)
 
 
@@ -508,7 +426,7 @@ class Callback(BaseCallback):
         learning curve."""
         args = self.args
         rows = evaluate(current_policy(model, args, self.setup, n), split_list(args.eval_opponents),
-                        args.eval_deals, self.eval_seed, self.setup.rules, self.setup.table_sizes[0])
+                        args.eval_deals, self.eval_seed, rules=self.setup.rules, seats=self.setup.table_sizes[0])
         self.evals.append({"timesteps": n, "train_seconds": round(trained, 1), "results": rows})
         self.last_eval = " ".join(f"model-{k} {r['diff_mean']:+.2f}" for k, r in rows.items())
         return rows
@@ -546,16 +464,15 @@ class CleanRLBoard(TensorBoardOutputFormat):
 
 
 # ---------------------------------------------------------------------- the imitation
-def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback, run_dir: str) -> dict[str, Any]:
+def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback) -> dict[str, Any]:
     """The imitation before PPO: the expert's games, the policy and critic trained on them, an evaluation
     (the learning curve's first point); what ``run.json`` records of it."""
     t0 = time.perf_counter()
     print(f"imitation: {args.imitate_deals:,} deals of {args.imitate_player} at every seat, "
-          f"{args.imitate_workers} worker(s)"
-          + ("; clubs, hearts and spades relabelled at random batch by batch" if args.imitate_augment else ""),
-          flush=True)
+          f"{args.imitate_workers} worker(s)", flush=True)
     games = expert_games(args.imitate_player, tables_of(setup.presets, setup.table_sizes), args.imitate_deals,
-                         args.seed + 20_000, setup.balance_range, args.reward_scale, args.imitate_workers)
+                         args.seed + 20_000, balance_range=setup.balance_range, reward_scale=args.reward_scale,
+                         workers=args.imitate_workers)
 
     beside = Beside(args, setup, callback.eval_seed) if args.eval_interval else None
 
@@ -568,21 +485,18 @@ def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
 
     try:
         after_epoch(0)  # the network before it learns anything
-        history = imitate(model.policy, games, args.imitate_epochs, args.imitate_lr, args.batch_size, args.seed,
-                          temperature=args.imitate_temperature, loss=args.imitate_loss,
-                          choice_weight=args.imitate_choice_weight, after_epoch=after_epoch,
-                          augment=args.imitate_augment)
+        history = imitate(model.policy, games, epochs=args.imitate_epochs, lr=args.imitate_lr,
+                          batch_size=args.batch_size, seed=args.seed,
+                          loss=args.imitate_loss, choice_weight=args.imitate_choice_weight, after_epoch=after_epoch)
         print(f"imitation: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
               f"{time.perf_counter() - t0 - callback.first_eval_seconds - games.seconds:.0f} s; held-out agreement "
               f"with {args.imitate_player} {history[-1]['held_out_agreement']:.1%}", flush=True)
         out = {"deals": args.imitate_deals, "decisions": int(len(games.action)), "player": args.imitate_player,
-               "suits_relabelled": args.imitate_augment, "games_seconds": round(games.seconds, 1), "epochs": history}
+               "games_seconds": round(games.seconds, 1), "epochs": history}
         del games
-        if args.improve_deals:
-            out["improve"] = improve(model, args, setup, callback, after_epoch, run_dir)
         if args.rollout_deals:
-            done = args.imitate_epochs + (args.improve_epochs if args.improve_deals else 0)
-            out["rollouts"] = improve_by_rollouts(model, args, setup, lambda epoch: after_epoch(done + epoch))
+            out["rollouts"] = improve_by_rollouts(model, args, setup,
+                                                  lambda epoch: after_epoch(args.imitate_epochs + epoch))
     except BaseException:
         if beside is not None:
             beside.pool.terminate()  # an interrupted run leaves no evaluation process behind
@@ -612,9 +526,9 @@ class Beside:
     def submit(self, policy: Any, row: dict[str, Any]) -> None:
         """Evaluate ``policy`` (a numpy ``Policy``) against --eval-opponents; its results go to ``row``."""
         args = self.args
-        job = (policy, split_list(args.eval_opponents), args.eval_deals, self.seed, self.setup.rules,
-               self.setup.table_sizes[0])
-        self.pending.append((row, self.pool.apply_async(evaluate, job)))
+        job = (policy, split_list(args.eval_opponents), args.eval_deals, self.seed)
+        where = {"rules": self.setup.rules, "seats": self.setup.table_sizes[0]}
+        self.pending.append((row, self.pool.apply_async(evaluate, job, where)))
         self.collect()
 
     def collect(self, wait: bool = False) -> None:
@@ -633,26 +547,6 @@ class Beside:
         self.pool.join()
 
 
-def improve(model: MaskablePPO, args: Args, setup: Setup, callback: Callback,
-            after_epoch: Callable[[int], None], run_dir: str) -> dict[str, Any]:
-    """Expert iteration: the search guided by the network just imitated plays ``--improve-deals`` deals, and the
-    network learns its decisions; what ``run.json`` records of it."""
-    first = save_model(model, os.path.join(run_dir, ROUND1), metadata(args, setup, 0))
-    spec = improve_spec(args, os.path.abspath(first))
-    print(f"expert iteration: {args.improve_deals:,} deals of {spec} at every seat", flush=True)
-    games = expert_games(spec, tables_of(setup.presets, setup.table_sizes), args.improve_deals,
-                         args.seed + 30_000, setup.balance_range, args.reward_scale, args.imitate_workers)
-    history = imitate(model.policy, games, args.improve_epochs, args.imitate_lr, args.batch_size, args.seed + 1,
-                      temperature=args.imitate_temperature, loss=args.imitate_loss,
-                      choice_weight=args.imitate_choice_weight,
-                      after_epoch=lambda epoch: after_epoch(args.imitate_epochs + epoch),
-                      augment=args.imitate_augment)
-    print(f"expert iteration: {len(games.action):,} decisions in {games.seconds:.0f} s; held-out agreement with "
-          f"the guided search {history[-1]['held_out_agreement']:.1%}", flush=True)
-    return {"deals": args.improve_deals, "decisions": int(len(games.action)), "player": args.improve_player,
-            "round1": ROUND1, "games_seconds": round(games.seconds, 1), "epochs": history}
-
-
 def improve_by_rollouts(model: MaskablePPO, args: Args, setup: Setup,
                         after_epoch: Callable[[int], None]) -> dict[str, Any]:
     """Policy improvement: the search whose rollouts the network plays (``rollout_games``) plays
@@ -660,12 +554,13 @@ def improve_by_rollouts(model: MaskablePPO, args: Args, setup: Setup,
     print(f"policy improvement: {args.rollout_deals:,} deals of the search whose rollouts the network plays, "
           f"{args.rollout_worlds} worlds a decision, {args.imitate_workers} worker(s)", flush=True)
     games = rollout_games(current_policy(model, args, setup, 0), tables_of(setup.presets, setup.table_sizes),
-                          args.rollout_deals, args.seed + 40_000, args.rollout_worlds, setup.balance_range,
-                          args.reward_scale, args.imitate_workers)
+                          args.rollout_deals, args.seed + 40_000, worlds=args.rollout_worlds,
+                          balance_range=setup.balance_range,
+                          reward_scale=args.reward_scale, workers=args.imitate_workers)
     t0 = time.perf_counter()
-    history = imitate(model.policy, games, args.rollout_epochs, args.rollout_lr, args.batch_size, args.seed + 2,
-                      loss="regret", choice_weight=args.imitate_choice_weight, after_epoch=after_epoch,
-                      augment=args.imitate_augment)
+    history = imitate(model.policy, games, epochs=args.rollout_epochs, lr=args.rollout_lr,
+                      batch_size=args.batch_size, seed=args.seed + 2,
+                      loss="regret", choice_weight=args.imitate_choice_weight, after_epoch=after_epoch)
     print(f"policy improvement: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     return {"deals": args.rollout_deals, "worlds": args.rollout_worlds, "decisions": int(len(games.action)),
@@ -700,8 +595,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                       balance_range=setup.balance_range)
     if args.vec_env == "batch":
         # PPO reads terminal observations only for truncated episodes, and no episode here is truncated.
-        vec = make_batch_vec_env(setup.n_envs, env_seed, terminal_observation=False, oracle=args.oracle_critic,
-                                 **env_kwargs)
+        vec = make_batch_vec_env(setup.n_envs, env_seed, terminal_observation=False, **env_kwargs)
     else:
         vec = make_vec_env(setup.n_envs, env_seed, args.vec_env, **env_kwargs)
 
@@ -720,14 +614,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         stats_window_size=2000,  # counters per deal are noisy (sd ~10): average many episodes for the charts
     )
 
-    if setup.init_state is not None:
-        model.policy.load_state_dict(setup.init_state)  # the weights check_args read and checked against the flags
-
     # the imitation, then PPO
     callback = Callback(args, setup, ckpt_dir, eval_seed)
-    imitated = warm_start(model, args, setup, callback, run_dir) if args.imitate_deals else None
-    if args.anchor_kl:
-        anchor(model, args.anchor_kl)
+    imitated = warm_start(model, args, setup, callback) if args.imitate_deals else None
     if setup.uses_self:  # the 'self' share needs a snapshot before the first reset: the network PPO starts from
         first = save_model(model, os.path.join(ckpt_dir, "snapshot_0000000.zip"), metadata(args, setup, 0))
         vec.env_method("add_snapshot", first)
@@ -736,8 +625,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     print(f"training {args.run_name}: {args.preset}, players {setup.table_sizes}, opponents {args.opponents}, "
           f"{args.total_timesteps:,} steps, {setup.n_envs} {args.vec_env} envs x {setup.n_steps} steps a rollout, "
-          f"obs {OBS_SIZE} (v{OBS_VERSION})"
-          + (", the critic also reads the hidden hands" if args.oracle_critic else ""), flush=True)
+          f"obs {OBS_SIZE} (v{OBS_VERSION})", flush=True)
     t_start = time.perf_counter()
     model.learn(total_timesteps=args.total_timesteps, callback=CallbackList([callback]))
     wall = time.perf_counter() - t_start
@@ -754,8 +642,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               f"{args.final_eval_opponents}", flush=True)
         t0 = time.perf_counter()
         final = evaluate(current_policy(model, args, setup, steps), split_list(args.final_eval_opponents),
-                         args.final_eval_deals, eval_seed, setup.rules, setup.table_sizes[0], progress=args.progress,
-                         workers=args.imitate_workers)
+                         args.final_eval_deals, eval_seed, rules=setup.rules, seats=setup.table_sizes[0],
+                         progress=args.progress, workers=args.imitate_workers)
         final_time = time.perf_counter() - t0
 
     seconds = {"train": train_time, "imitation": callback.before_seconds,
@@ -785,23 +673,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if callback.evals or final:
         deals = f"{args.eval_deals} duplicate deals a point" + (f", the last {args.final_eval_deals}" if final else "")
         title = f"{args.run_name}: {setup.rules.name}, {setup.table_sizes[0]} seats, {deals}"
-        curve = write_learning_curve(os.path.join(run_dir, "learning_curve.png"), title, callback.evals, final,
-                                     train_time)
+        curve = write_learning_curve(os.path.join(run_dir, "learning_curve.png"), title, callback.evals, final=final,
+                                     train_seconds=train_time)
         summary["learning_curve"] = os.path.relpath(curve, run_dir)
     write_run_json(run_dir, summary)
     stages = []
     if imitated is not None:
         stages.append(f"the imitation of {imitated['decisions']:,} {args.imitate_player} decisions")
-        if "improve" in imitated:
-            stages.append(f"expert iteration on {imitated['improve']['decisions']:,} decisions of the guided search")
         if "rollouts" in imitated:
             stages.append(f"policy improvement on {imitated['rollouts']['decisions']:,} decisions of the search "
                           f"with the network's rollouts")
-    held = f" held near the policy they started from (KL weight {args.anchor_kl:g})" if args.anchor_kl else ""
-    stages.append(f"{steps:,} PPO learner steps ({summary['learner_steps_per_s']:,.0f}/s){held}")
+    stages.append(f"{steps:,} PPO learner steps ({summary['learner_steps_per_s']:,.0f}/s)")
     done = " and ".join([", ".join(stages[:-1]), stages[-1]]) if len(stages) > 1 else stages[0]
-    start = f", starting from {args.init_model}" if args.init_model else ""
-    print(f"\n{done} in {train_time:.0f} s of training{start}; model: {model_path}")
+    print(f"\n{done} in {train_time:.0f} s of training; model: {model_path}")
     if final:
         print(f"\nagainst the scripted players ({args.final_eval_deals} duplicate deals each, "
               f"{setup.table_sizes[0]} players, counters per deal, 95% CI):")

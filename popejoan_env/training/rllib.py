@@ -268,8 +268,9 @@ def train(args: Args, argv: list[str] | None, run_dir: str, ray_start: float) ->
         last_checkpoint = algo.save_to_path(final)
     sizes = table_sizes(args)
     weights = algo.learner_group.get_weights(["main"])["main"]  # the learner's, not an env runner's copy
-    model = export_policy(weights, os.path.join(run_dir, "model.zip"), Rules.preset(args.preset), sizes,
-                          net_arch(args), args.activation, timesteps=steps, seed=args.seed,
+    model = export_policy(weights, os.path.join(run_dir, "model.zip"), rules=Rules.preset(args.preset),
+                          table_sizes=sizes,
+                          net_arch=net_arch(args), activation=args.activation, timesteps=steps, seed=args.seed,
                           ray_version=ray.__version__, run_name=args.run_name)
     algo.stop()
     if writer is not None:
@@ -282,7 +283,7 @@ def train(args: Args, argv: list[str] | None, run_dir: str, ray_start: float) ->
 
         for seats in sorted(set(sizes)):
             rows = evaluate(load_policy(model), split_list(args.eval_opponents), args.eval_deals, args.seed,
-                            args.preset, seats, name="rllib_ppo", deal_seed=args.seed + 1)
+                            rules=args.preset, seats=seats, name="rllib_ppo", deal_seed=args.seed + 1)
             evaluation[str(seats)] = {name: {**row, "seats": seats} for name, row in rows.items()}
             print(f"\n{seats} seats, {args.eval_deals} duplicate deals, counters per deal (95% CI):\n"
                   + format_eval(rows), flush=True)

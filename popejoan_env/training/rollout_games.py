@@ -98,7 +98,7 @@ def _play_chunk(args: tuple[Any, ...]) -> Any:
         return _play_group(*args)
 
 
-def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, worlds: int,
+def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, *, worlds: int,
                   balance_range: Sequence[int] | None, reward_scale: float, workers: int = 1) -> Games:
     """Deals ``0 .. deals-1`` (deal ``d`` at ``tables[d % len(tables)]``) played by the search whose rollouts
     ``policy`` plays, at every seat, in ``workers`` forked processes (the same data for any number)."""

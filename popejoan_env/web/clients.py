@@ -69,6 +69,7 @@ class ClientTable(Generic[T]):
     """Entries by id, least recently used first, with per-client caps and fair eviction (thread-safe)."""
 
     def __init__(self, capacity: int, per_client: int, idle_seconds: float,
+                 *,
                  clock: Callable[[], float] = time.monotonic, what: str = "entries") -> None:
         if as_int(capacity) is None or capacity < 1:
             raise PopeJoanError(f"the most {what} kept must be a positive integer, got {brief(capacity)}")

@@ -280,11 +280,12 @@ class Game:
 class GameManager:
     """Games by id: created, played, expired and evicted; every game under its own lock."""
 
-    def __init__(self, models_dir: str | os.PathLike[str] = "models", max_games: int = MAX_GAMES,
+    def __init__(self, models_dir: str | os.PathLike[str] = "models", *, max_games: int = MAX_GAMES,
                  idle_seconds: float = IDLE_SECONDS, seed: int | None = None,
                  clock: Callable[[], float] = time.monotonic, shelf: ModelShelf | None = None,
                  max_games_per_client: int = MAX_GAMES_PER_CLIENT) -> None:
-        self._games: ClientTable[Game] = ClientTable(max_games, max_games_per_client, idle_seconds, clock, "games")
+        self._games: ClientTable[Game] = ClientTable(max_games, max_games_per_client, idle_seconds, clock=clock,
+                                 what="games")
         self.shelf = shelf if shelf is not None else ModelShelf(models_dir)
         self.max_games = self._games.capacity
         self.idle_seconds = self._games.idle_seconds

@@ -115,11 +115,12 @@ class ReplayStore:
     """Replays by id: from uploads or the server's ``--records`` file; idle ones expire, the oldest evicted."""
 
     def __init__(self, shelf: ModelShelf, records: str | os.PathLike[str] | None = None,
+                 *,
                  max_replays: int = MAX_REPLAYS, idle_seconds: float = IDLE_SECONDS,
                  clock: Callable[[], float] = time.monotonic, max_replays_per_client: int = MAX_REPLAYS_PER_CLIENT,
                  ) -> None:
-        self._replays: ClientTable[Replay] = ClientTable(max_replays, max_replays_per_client, idle_seconds, clock,
-                                                         "replays")
+        self._replays: ClientTable[Replay] = ClientTable(max_replays, max_replays_per_client, idle_seconds, clock=clock,
+                                                         what="replays")
         self.shelf = shelf
         self.records = os.fspath(records) if records is not None else None
         self.max_replays = self._replays.capacity

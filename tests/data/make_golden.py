@@ -42,7 +42,7 @@ def session_deals(rules: Rules, players: int, seed: int, deals: int) -> list[Dea
     rng = np.random.default_rng(seed)
     board, balances, out = None, [rules.start_counters] * players, []
     for k in range(deals):
-        deal = Deal.new(rules, players, k % players, rng, board, balances)
+        deal = Deal.new(rules, players, k % players, rng, board=board, balances=balances)
         play_random(deal, rng)
         board, balances = deal.board, deal.balances
         out.append(deal)
