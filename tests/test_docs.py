@@ -21,7 +21,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 sys.path.insert(0, str(DOCS / "_ext"))
-from popejoan_docs import TABLES, generate  # noqa: E402  (docs/_ext is not a package)
+from popejoan_docs import TABLES, extras, generate  # noqa: E402  (docs/_ext is not a package)
 
 
 def block_after(marker: str, page: pathlib.Path = README) -> str:
@@ -167,11 +167,49 @@ def test_the_box_bounds_the_environment_page_explains_are_the_spaces_bounds() ->
 def test_every_generated_table_is_what_its_source_writes() -> None:
     from test_architecture import LAYERS, layers_table
 
-    assert set(TABLES) == {"layers", "observation-layout", "state-layout"}
+    assert set(TABLES) == {"layers", "observation-layout", "state-layout", "extras"}
     architecture = generate((DOCS / "architecture.md").read_text())
     assert layers_table() in architecture and "<!-- table:" not in architecture
     for k, layer in enumerate(LAYERS):
         assert f"| {k} | " in architecture and layer.what in architecture
+
+
+def test_the_extras_table_is_every_extra_of_pyproject_with_the_comment_above_it() -> None:
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11's TOML reader checks the table's own reading")
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    listed = extras((ROOT / "pyproject.toml").read_text())
+    assert [(name, requirements) for name, _, requirements in listed] == list(declared.items())
+    page = generate((DOCS / "getting_started.md").read_text())
+    rows = {row[0]: row for row in table_rows(page) if len(row) == 3}
+    for name, purpose, requirements in listed:
+        assert rows[f"`{name}`"] == (f"`{name}`", purpose, ", ".join(f"`{r}`" for r in requirements))
+        assert len(purpose.split()) >= 5, f"the extra {name!r} has no purpose worth the name: {purpose!r}"
+    assert {"openspiel", "peers"} <= set(declared) and "bench" not in declared
+    assert "`bench`" not in page  # the extra of that name never existed (issue 41)
+
+
+def test_an_extra_without_its_comment_is_refused_by_name() -> None:
+    text = '[project.optional-dependencies]\n# web: the web app\nweb = ["fastapi"]\n\nlone = [\n    "x>=1",\n]\n'
+    with pytest.raises(ValueError, match="the extra 'lone' has no comment '# lone: what it is for'"):
+        extras(text)
+    assert extras(text.split("\n\n")[0] + "\n") == [("web", "the web app", ["fastapi"])]
+
+
+def test_the_docs_build_sees_only_what_the_docs_extra_installs() -> None:
+    """What ``tests/docs_extra_only.py`` hides from the site's build: every other extra, not the docs' own needs."""
+    import importlib.util
+
+    from docs_extra_only import installed_with, unimportable
+
+    assert {"sphinx", "furo", "myst-parser", "numpy", "numba", "pettingzoo", "popejoan"} <= installed_with()
+    hidden = unimportable()
+    for module in ("torch", "stable_baselines3", "ray", "fastapi", "pyspiel", "scipy", "hypothesis", "playwright"):
+        assert importlib.util.find_spec(module) is None or module in hidden, module
+    assert not {"sphinx", "myst_parser", "numpy", "popejoan_env", "pettingzoo", "gymnasium"} & hidden
+    out = subprocess.run([sys.executable, "-c", "import sys, docs_extra_only as d; "
+                          "sys.meta_path.insert(0, d.Unimportable({'popejoan_env'})); import popejoan_env"],
+                         capture_output=True, text=True, cwd=ROOT / "tests", timeout=60)
+    assert "No module named 'popejoan_env' (the docs extra does not install it)" in out.stderr
 
 
 def test_an_unknown_generated_table_is_refused_by_name() -> None:
@@ -222,10 +260,12 @@ class _Links(html.parser.HTMLParser):
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
-    """The site, built as CI builds it: warnings are errors, every reference must resolve (``-n``)."""
+    """The site, built as the README says and as from a venv with the ``docs`` extra alone (every other installed
+    package unimportable, ``tests/docs_extra_only.py``): warnings are errors, every reference must resolve (``-n``)."""
     out = tmp_path_factory.mktemp("site")
     build = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-q", "-b", "html", str(DOCS), str(out)],
+        [sys.executable, str(ROOT / "tests" / "docs_extra_only.py"), "-W", "--keep-going", "-n", "-q", "-b", "html",
+         str(DOCS), str(out)],
         capture_output=True, text=True, timeout=600, cwd=ROOT,
     )
     assert build.returncode == 0, f"the docs build failed:\n{build.stderr[-4000:]}"

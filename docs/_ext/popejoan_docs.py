@@ -2,7 +2,8 @@
 
 * A page whose source starts with ``<!-- page-from-docstring: MODULE -->`` is replaced by MODULE's docstring
   (the environment page: PettingZoo's format, written once in ``popejoan_env/envs/pettingzoo_aec.py``).
-* A line ``<!-- table: NAME -->`` is replaced by the table ``TABLES[NAME]`` writes.
+* A line ``<!-- table: NAME -->`` is replaced by the table ``TABLES[NAME]`` writes (the layers of the package, the
+  observation's layouts, the extras of ``pyproject.toml`` with the comment above each).
 * Docstrings are written in Markdown where they hold a table; autodoc reads reStructuredText, so their pipe
   tables become ``list-table`` directives, and the env module's docstring (the environment page itself) is
   not repeated in the API reference.
@@ -37,10 +38,57 @@ def _state_layout() -> str:
     return layout_table(STATE_LAYOUT) + "\n"
 
 
+PYPROJECT = pathlib.Path(__file__).resolve().parents[2] / "pyproject.toml"
+
+
+def _unquoted(text: str) -> str:
+    """A TOML line with its strings and its comment taken out (what is left holds its brackets)."""
+    return re.sub(r"#.*", "", re.sub(r'"[^"]*"', '""', text))
+
+
+def extras(text: str) -> list[tuple[str, str, list[str]]]:
+    """Every extra of a ``pyproject.toml`` text, in its order: (name, purpose, requirements).  The purpose is the
+    comment right above the extra, from the line ``# NAME: ...`` on; an extra without one is refused by name."""
+    section = re.search(r"^\[project\.optional-dependencies\]\n(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    if not section:
+        raise ValueError("pyproject.toml has no [project.optional-dependencies] table")
+    out: list[tuple[str, str, list[str]]] = []
+    comments: list[str] = []
+    lines = iter(section.group(1).splitlines())
+    for line in lines:
+        if line.startswith("#"):
+            comments.append(line.lstrip("#").strip())
+            continue
+        start = re.match(r"([A-Za-z0-9_.-]+)\s*=\s*\[", line)
+        if not start:
+            comments = []
+            continue
+        name, body = start.group(1), line[start.end():]
+        while "]" not in _unquoted(body):
+            body += "\n" + next(lines)
+        own = [k for k, comment in enumerate(comments) if comment.startswith(f"{name}:")]
+        if not own:
+            raise ValueError(f"the extra {name!r} has no comment '# {name}: what it is for' right above it "
+                             "in pyproject.toml")
+        purpose = " ".join(comments[own[-1]:])[len(name) + 1:].strip()
+        out.append((name, purpose, re.findall(r'"([^"]+)"', re.sub(r"#.*", "", body))))
+        comments = []
+    return out
+
+
+def _extras() -> str:
+    rows = ["| extra | what it is for | what it installs |", "|---|---|---|"]
+    for name, purpose, requirements in extras(PYPROJECT.read_text(encoding="utf-8")):
+        installs = ", ".join(f"`{r}`" for r in requirements)
+        rows.append(f"| `{name}` | {purpose.replace('|', chr(92) + '|')} | {installs} |")
+    return "\n".join(rows) + "\n"
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "layers": _layers,                          # tests/test_architecture.py: LAYERS
     "observation-layout": _observation_layout,  # popejoan_env/observation.py: LAYOUT
     "state-layout": _state_layout,              # popejoan_env/observation.py: STATE_LAYOUT
+    "extras": _extras,                          # pyproject.toml: [project.optional-dependencies]
 }
 """The generated tables: marker name -> the function that writes the table from its source."""
 
