@@ -1,0 +1,335 @@
+"""Every code block of the docs runs in a test, or says why not (``tests/doc_blocks.py`` finds the blocks and their
+markers): Python blocks run in a fresh directory; shell blocks have every command of ours read by its real
+argument parser (each flag exists, each value is accepted) and, unless marked ``flags-only`` (a run of minutes),
+run there too; JSON blocks parse; a block that is none of these carries ``<!-- not-run: REASON -->``.
+
+A block named by a marker (``<!-- tour -->``) is run by the test that names it, which also checks what it prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import io
+import json
+import os
+import pathlib
+import runpy
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from doc_blocks import DOCS, ROOT, Block, all_blocks
+
+sys.path.insert(0, str(DOCS / "_ext"))
+from popejoan_docs import extras  # noqa: E402  (docs/_ext is not a package)
+
+BLOCKS = all_blocks()
+TESTS = ROOT / "tests"
+RUNNABLE = {"python", "bash", "json"}
+"""Languages whose blocks a test checks; any other block needs a ``not-run`` marker."""
+WAITS = {"play": "waits for a person at the terminal", "serve": "serves until it is stopped"}
+"""``popejoan`` commands that never run in a test: their flags are read, nothing more."""
+OTHERS = {"pip", "git", "cd", "mv", "ray", "apt-get"}
+"""Commands that are not ours: recorded, not run (``pip install`` is checked for the extras it names)."""
+OTHER_MODULES = {"pytest": "the test suite runs itself", "sphinx": "tests/test_docs.py builds the site",
+                 "pip": "not ours"}
+"""``python -m`` modules that are not ours, and why no block test runs them."""
+RUN_TIMEOUT = 120
+"""Seconds a command of a runnable shell block may take (the runnable ones take a few)."""
+
+
+def block_id(block: Block) -> str:
+    return block.where
+
+
+def of_lang(*langs: str) -> list[Block]:
+    return [b for b in BLOCKS if b.lang in langs]
+
+
+# ------------------------------------------------------------------ every block is checked or says why not
+def test_the_pages_have_the_blocks_this_file_checks() -> None:
+    assert len(BLOCKS) >= 50 and len(of_lang("python")) >= 15 and len(of_lang("bash")) >= 25
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=block_id)
+def test_every_block_is_checked_or_says_why_not(block: Block) -> None:
+    assert block.lang != "indented", f"{block.where}: an indented code block: fence it (```LANG) so it has a language"
+    for kind in ("not-run", "flags-only", "file"):
+        text = block.marked(kind)
+        assert text != "", f"{block.where}: <!-- {kind}: ... --> needs its reason (or path) after the colon"
+    if block.marked("not-run") is not None:
+        return
+    assert block.lang in RUNNABLE, (f"{block.where}: a {block.lang or 'language-less'} block runs in no test; "
+                                    "give it a language this file runs or <!-- not-run: REASON -->")
+    assert block.marked("flags-only") is None or block.lang == "bash", f"{block.where}: flags-only is for shell blocks"
+
+
+def files_naming(name: str) -> list[str]:
+    """The test files that name a block marker (``"tour"``), other than this file."""
+    return [p.name for p in TESTS.glob("test_*.py") if p.name != pathlib.Path(__file__).name
+            and f'"{name}"' in p.read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("block", [b for b in BLOCKS if b.names], ids=block_id)
+def test_a_named_block_is_named_by_a_test(block: Block) -> None:
+    for name in block.names:
+        assert files_naming(name), f"{block.where}: <!-- {name} --> is named by no test in tests/"
+
+
+# ------------------------------------------------------------------ Python blocks
+def page_files(block: Block, where: pathlib.Path) -> None:
+    """Write every ``<!-- file: PATH -->`` block of the block's page into ``where``."""
+    for other in BLOCKS:
+        path = other.marked("file")
+        if other.page == block.page and path:
+            target = where / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(other.code, encoding="utf-8")
+
+
+@contextlib.contextmanager
+def in_directory(where: pathlib.Path):  # type: ignore[no-untyped-def]
+    """Run with ``where`` as the working directory and first on ``sys.path`` (as ``python`` started there has it);
+    modules imported from it are forgotten afterwards."""
+    before, path = os.getcwd(), list(sys.path)
+    os.chdir(where)
+    sys.path.insert(0, str(where))
+    try:
+        yield
+    finally:
+        os.chdir(before)
+        sys.path[:] = path
+        for name, module in list(sys.modules.items()):
+            if str(getattr(module, "__file__", None) or "").startswith(str(where)):
+                del sys.modules[name]
+        importlib.invalidate_caches()
+
+
+def run_python(block: Block, where: pathlib.Path) -> dict[str, Any]:
+    """Run a Python block in this process, in ``where`` (the page's files written there); its variables."""
+    page_files(block, where)
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    with in_directory(where):
+        code = compile(block.code, block.where, "exec")
+        try:
+            exec(code, namespace)  # noqa: S102 - the docs' own code
+        except ModuleNotFoundError as err:
+            optional = {"pyspiel": "openspiel", "open_spiel": "openspiel", "ray": "ray", "torch": "train",
+                        "stable_baselines3": "train", "sb3_contrib": "train", "fastapi": "web"}
+            if (err.name or "").split(".")[0] in optional:
+                pytest.skip(f"{block.where} needs the {optional[err.name.split('.')[0]]} extra")
+            raise
+    return namespace
+
+
+PYTHON = [b for b in of_lang("python") if b.marked("not-run") is None and not b.names and b.marked("file") is None]
+
+
+@pytest.mark.parametrize("block", PYTHON, ids=block_id)
+def test_python_block_runs(block: Block, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_python(block, tmp_path)
+
+
+@pytest.mark.parametrize("block", [b for b in of_lang("python") if b.marked("file")], ids=block_id)
+def test_a_python_file_block_imports(block: Block, tmp_path: pathlib.Path) -> None:
+    page_files(block, tmp_path)
+    path = pathlib.Path(block.marked("file") or "")
+    assert path.suffix == ".py", f"{block.where}: a Python file block is saved as a .py file, not {path}"
+    with in_directory(tmp_path):
+        importlib.import_module(".".join(path.with_suffix("").parts))
+
+
+# ------------------------------------------------------------------ shell blocks
+RECORDER = r"""
+record() { printf '%s\0' "$@" >> "$RECORD"; printf '\036\0' >> "$RECORD"; }
+command_not_found_handle() { record "$@"; return 0; }
+cd() { record cd "$@"; }
+"""
+"""Shell functions that record every command a block would run instead of running it: with a ``PATH`` of one
+directory that does not exist, every command that is not a shell builtin reaches ``command_not_found_handle``."""
+
+
+def recorded(block: Block, where: pathlib.Path) -> list[list[str]]:
+    """The commands a shell block runs, each as its words after the shell expanded them (loops unrolled, variables
+    substituted), as bash itself reads the block; nothing is run."""
+    log = where / ".commands"
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    out = subprocess.run([bash, "-c", RECORDER + block.code], capture_output=True, text=True, timeout=30, cwd=where,
+                         env={"PATH": str(where / "no-commands"), "RECORD": str(log), "HOME": str(where)})
+    assert out.returncode == 0 and not out.stderr, f"{block.where}: bash cannot read the block:\n{out.stderr}"
+    words = log.read_text(encoding="utf-8").split("\0") if log.exists() else []
+    commands, current = [], []
+    for word in words[:-1]:
+        if word == "\036":
+            commands.append(current)
+            current = []
+        else:
+            current.append(word)
+    return commands
+
+
+def ours(command: list[str]) -> tuple[str, list[str]] | None:
+    """What a command of ours is (``popejoan``, a script's path under the checkout, or ``-c``) and its arguments;
+    None for a command that is not ours.  An unknown command fails the test."""
+    name, args = command[0], command[1:]
+    if name == "popejoan":
+        return "popejoan", args
+    if name in ("python", "python3"):
+        if args[:1] == ["-m"] and args[1:2] == ["popejoan_env"]:
+            return "popejoan", args[2:]
+        if args[:1] == ["-m"]:
+            assert args[1] in OTHER_MODULES, f"python -m {args[1]}: a module this file does not know"
+            return None
+        if args[:1] == ["-c"]:
+            return "-c", args[1:]
+        assert args and args[0].split("/")[0] in ("training", "benchmarks"), f"{command}: not a script of ours"
+        return args[0], args[1:]
+    assert name in OTHERS, f"{command}: a command this file does not know (ours, or one of {sorted(OTHERS)})"
+    return None
+
+
+def extras_named(command: list[str]) -> list[str]:
+    """The extras a ``pip install`` of this project names (``-e ".[a,b]"``, ``'popejoan[a]'``)."""
+    names = []
+    for word in command[command.index("install") + 1:]:
+        if word.startswith((".[", "popejoan[")) and word.endswith("]"):
+            names += word[word.index("[") + 1:-1].split(",")
+    return names
+
+
+class Parsed(BaseException):
+    """Raised by the argument parser once it accepted the command line: the command goes no further."""
+
+
+def parse_only(kind: str, args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read a command of ours with its real argument parser, and stop there; a refusal fails the test with the
+    parser's own one-line message."""
+    if kind == "-c":
+        compile(args[0], "python -c", "exec")
+        return
+    read = argparse.ArgumentParser.parse_args
+
+    def stop(self: argparse.ArgumentParser, *a: Any, **k: Any) -> Any:
+        raise Parsed(read(self, *a, **k))
+
+    stderr = io.StringIO()
+    with monkeypatch.context() as patch:
+        patch.setattr(argparse.ArgumentParser, "parse_args", stop)
+        try:
+            with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+                if kind == "popejoan":
+                    from popejoan_env.__main__ import main
+
+                    main(args)
+                else:
+                    patch.setattr(sys, "argv", [str(ROOT / kind), *args])
+                    runpy.run_path(str(ROOT / kind), run_name="__main__")
+        except Parsed:
+            return
+        except SystemExit as exit:
+            message = stderr.getvalue().strip()
+            if "is not installed" in message:
+                pytest.skip(message)
+            raise AssertionError(f"{kind} {' '.join(args)}: refused ({exit.code}): {message}") from None
+        except ModuleNotFoundError as err:
+            pytest.skip(f"{kind} needs {err.name}")
+    raise AssertionError(f"{kind} {' '.join(args)} ran without reading its flags with an argument parser")
+
+
+def argv(kind: str, args: list[str]) -> list[str]:
+    """The command line that runs a command of ours from any directory, in this interpreter."""
+    if kind == "popejoan":
+        return [sys.executable, "-m", "popejoan_env", *args]
+    if kind == "-c":
+        return [sys.executable, "-c", *args]
+    return [sys.executable, str(ROOT / kind), *args]
+
+
+SHELL = [b for b in of_lang("bash") if b.marked("not-run") is None]
+RAN: dict[str, str] = {}
+"""The code of each shell block run so far in this process, and where: a block repeated on another page runs once."""
+
+
+@pytest.mark.parametrize("block", SHELL, ids=block_id)
+def test_shell_block_commands_of_ours_are_accepted_and_the_cheap_ones_run(
+        block: Block, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    known = {name for name, _, _ in extras((ROOT / "pyproject.toml").read_text(encoding="utf-8"))}
+    runs = []
+    for command in recorded(block, tmp_path):
+        if command[:2] == ["pip", "install"] or command[:4] == ["python", "-m", "pip", "install"]:
+            unknown = [e for e in extras_named(command) if e not in known]
+            assert not unknown, f"{block.where}: pip installs extras pyproject.toml does not have: {unknown}"
+        what = ours(command)
+        if what is None:
+            continue
+        kind, args = what
+        parse_only(kind, args, monkeypatch)
+        if kind == "popejoan" and args[:1] and args[0] in WAITS:
+            continue
+        runs.append(argv(kind, args))
+    if block.marked("flags-only") is not None or not runs:
+        return
+    if block.code in RAN:
+        return  # the same commands ran for RAN[block.code]
+    environment = {**os.environ, "OMP_NUM_THREADS": "1"}
+    for command in runs:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=tmp_path,
+                             env=environment)
+        assert out.returncode == 0, f"{block.where}: {' '.join(command[1:])} failed:\n{out.stderr[-2000:]}"
+    RAN[block.code] = block.where
+
+
+# ------------------------------------------------------------------ JSON blocks
+@pytest.mark.parametrize("block", [b for b in of_lang("json") if b.marked("not-run") is None], ids=block_id)
+def test_json_block_parses(block: Block) -> None:
+    json.loads(block.code)
+
+
+# ------------------------------------------------------------------ the checks above can fail
+def test_the_parsers_refuse_an_unknown_flag_or_a_bad_value_of_each_kind_of_command(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    parse_only("popejoan", ["simulate", "--deals", "10000", "--out", "deals.jsonl"], monkeypatch)
+    for kind, args, says in [("popejoan", ["simulate", "--deals", "many", "--out", "-"], "invalid int value"),
+                             ("popejoan", ["evaluate", "shipped", "--quik"], "unrecognized arguments"),
+                             ("popejoan", ["train", "--imitate-dealz", "5"], "unrecognized arguments"),
+                             ("training/benchmark.py", ["--deals", "0"], "is needed"),
+                             ("benchmarks/bench_engine.py", ["--players", "two"], "invalid"),
+                             ("-c", ["print('unclosed)"], "unterminated")]:
+        with pytest.raises((AssertionError, SyntaxError), match=says):
+            parse_only(kind, args, monkeypatch)
+
+
+def test_a_shell_block_is_read_by_bash_and_nothing_in_it_runs(tmp_path: pathlib.Path) -> None:
+    code = ('for seats in 3 5; do popejoan simulate --players $seats --out "d $seats.jsonl"; done\n'
+            'rm -rf ~ && python training/train_ppo.py \\\n    --quick   # a comment\n'
+            'cd elsewhere; pip install -e ".[bench]"\n')
+    block = Block(ROOT / "README.md", 1, "bash", code, ())
+    assert recorded(block, tmp_path) == [
+        ["popejoan", "simulate", "--players", "3", "--out", "d 3.jsonl"],
+        ["popejoan", "simulate", "--players", "5", "--out", "d 5.jsonl"],
+        ["rm", "-rf", str(tmp_path)], ["python", "training/train_ppo.py", "--quick"],
+        ["cd", "elsewhere"], ["pip", "install", "-e", ".[bench]"]]
+    assert extras_named(["pip", "install", "-e", ".[bench]"]) == ["bench"]
+    with pytest.raises(AssertionError, match="does not know"):
+        ours(["rm", "-rf", str(tmp_path)])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".commands"]  # nothing was written but the record
+
+
+def test_markers_are_read_from_the_comments_right_before_a_block(tmp_path: pathlib.Path) -> None:
+    from doc_blocks import blocks
+
+    page = tmp_path / "page.md"
+    page.write_text("<!-- not-run: a reason -->\n\ntext\n\n```python\nx = 1\n```\n\n"
+                    "<!-- flags-only: long -->\n<!-- main-command -->\n```bash\npopejoan verify x\n```\n\n"
+                    "    indented\n\n```{toctree}\nindex\n```\n", encoding="utf-8")
+    first, second, third = blocks(page)
+    assert first.markers == () and first.lang == "python"
+    assert second.marked("flags-only") == "long" and second.names == ["main-command"]
+    assert third.lang == "indented"
