@@ -58,6 +58,9 @@ nitpick_ignore_regex = [
     # commands' ``Args``: ``opponents="stops_first:0.5,pool_hunter:0.2,..."``) is split at those commas by
     # Sphinx's fallback signature parser, which then takes the pieces for types: numbers are never our types.
     ("py:class", r"[0-9.']+"),
+    # ``cards.CardMask`` is int: a NamedTuple's field annotations reach Sphinx as that name (``players.stops.Run``),
+    # where every signature shows int.
+    ("py:class", r"CardMask"),
     # The type variable of ``training.common.parse_flags`` (the dataclass it fills): not a documented object.
     ("py:class", r"popejoan_env\.training\.common\.A"),
 ]
