@@ -44,10 +44,12 @@ RUN_TIMEOUT = 120
 
 
 def block_id(block: Block) -> str:
+    """A block's test id: its page and line."""
     return block.where
 
 
 def of_lang(*langs: str) -> list[Block]:
+    """The blocks of these languages."""
     return [b for b in BLOCKS if b.lang in langs]
 
 
@@ -328,8 +330,14 @@ def test_markers_are_read_from_the_comments_right_before_a_block(tmp_path: pathl
     page = tmp_path / "page.md"
     page.write_text("<!-- not-run: a reason -->\n\ntext\n\n```python\nx = 1\n```\n\n"
                     "<!-- flags-only: long -->\n<!-- main-command -->\n```bash\npopejoan verify x\n```\n\n"
-                    "    indented\n\n```{toctree}\nindex\n```\n", encoding="utf-8")
-    first, second, third = blocks(page)
+                    "    indented\n\n```{toctree}\nindex\n```\n\n<!-- not-run -->\n```text\nx\n```\n",
+                    encoding="utf-8")
+    first, second, third, fourth = blocks(page)
     assert first.markers == () and first.lang == "python"
     assert second.marked("flags-only") == "long" and second.names == ["main-command"]
     assert third.lang == "indented"
+    assert fourth.marked("not-run") == "" and fourth.names == []  # a reason is required: the test refuses it
+    with pytest.raises(AssertionError, match="needs its reason"):
+        test_every_block_is_checked_or_says_why_not(fourth)
+    with pytest.raises(AssertionError, match="an indented code block"):
+        test_every_block_is_checked_or_says_why_not(third)
