@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import re
-import shlex
 
 from markdown_it import MarkdownIt
 
@@ -90,27 +89,3 @@ def all_blocks() -> list[Block]:
     """The code blocks of every checked page."""
     return [block for page in pages() for block in blocks(page)]
 
-
-# ------------------------------------------------------------------ shell blocks
-SEPARATORS = {"&&", "||", ";", "|", "&"}
-
-
-def commands(code: str) -> list[list[str]]:
-    """The commands of a shell block, each as its words: continuation lines joined, comments dropped, a line cut at
-    ``&&``, ``||``, ``;`` and ``|``."""
-    out: list[list[str]] = []
-    for line in code.replace("\\\n", " ").splitlines():
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
-        lexer.whitespace_split = True
-        lexer.commenters = "#"
-        words: list[str] = []
-        for word in lexer:
-            if word in SEPARATORS:
-                if words:
-                    out.append(words)
-                words = []
-            else:
-                words.append(word)
-        if words:
-            out.append(words)
-    return out
