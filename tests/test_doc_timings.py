@@ -27,7 +27,6 @@ UNDATED: dict[str, int] = {
     "docs/getting_started.md": 1,  # the same
     "docs/training.md": 38,
     "docs/batch.md": 1,
-    "docs/evaluation.md": 1,
     "docs/openspiel.md": 5,
     "docs/players.md": 5,
     "docs/ray.md": 6,
