@@ -17,14 +17,15 @@ VIEWS = ROOT / "docs" / "views.md"
 
 # Each script makes the env in a fresh interpreter, warnings as errors, and prints its spec's id.
 MAKE = "e = gym.make('popejoan/PopeJoan-v2', players=3, opponents='random'); e.reset(seed=1); print(e.spec.id)"
+MAKE_BY_MODULE = "e = gym.make('popejoan_env:popejoan/PopeJoan-v2', players=3); e.reset(seed=1); print(e.spec.id)"
 ORDERS = {
-    "gymnasium first, register_envs": f"import gymnasium as gym; import popejoan_env; gym.register_envs(popejoan_env); {MAKE}",
+    "gymnasium first, register_envs": f"import gymnasium as gym; import popejoan_env; "
+                                      f"gym.register_envs(popejoan_env); {MAKE}",
     "popejoan_env first": f"import popejoan_env; import gymnasium as gym; {MAKE}",
     "only an engine module first": f"import popejoan_env.cards; import gymnasium as gym; {MAKE}",
-    "the module:id form": "import gymnasium as gym; "
-                          "e = gym.make('popejoan_env:popejoan/PopeJoan-v2', players=3); e.reset(seed=1); print(e.spec.id)",
-    "the module:id form, popejoan_env already imported": "import popejoan_env; import gymnasium as gym; "
-                          "e = gym.make('popejoan_env:popejoan/PopeJoan-v2', players=3); e.reset(seed=1); print(e.spec.id)",
+    "the module:id form": f"import gymnasium as gym; {MAKE_BY_MODULE}",
+    "the module:id form, popejoan_env already imported": f"import popejoan_env; import gymnasium as gym; "
+                                                         f"{MAKE_BY_MODULE}",
 }
 
 

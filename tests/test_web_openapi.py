@@ -102,7 +102,8 @@ def test_the_description_is_for_this_machine_only() -> None:
     here = TestClient(app, base_url="http://127.0.0.1:8000", client=("127.0.0.1", 50000))
     assert here.get("/api/openapi.json").status_code == 200
     assert [is_loopback(a) for a in ("127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1")] == [True] * 4
-    assert [is_loopback(a) for a in ("192.168.1.7", "::ffff:10.0.0.1", "fe80::1", "testclient", "", None)] == [False] * 6
+    others = ("192.168.1.7", "::ffff:10.0.0.1", "fe80::1", "testclient", "", None)
+    assert [is_loopback(a) for a in others] == [False] * len(others)
 
 
 def test_the_docs_page_is_ours_and_loads_nothing_from_elsewhere(server: Server) -> None:

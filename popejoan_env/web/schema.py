@@ -24,7 +24,8 @@ class Closed(BaseModel):
 
 Card = str
 """A card in notation: rank then suit, ``5S``, ``TD``, ``9D`` (the Pope); ``docs/rules.md``."""
-Board = create_model("Board", __base__=Closed, **{name: (int, ...) for name in COMPARTMENTS})  # type: ignore[call-overload]
+Board = create_model("Board", __base__=Closed,  # type: ignore[call-overload]
+                     **{name: (int, ...) for name in COMPARTMENTS})
 """Counters in each compartment of the staking board, by name."""
 Award = tuple[Literal["turnup", "play", "game"], int, str, int]
 """A compartment taken: ``[cause, seat, compartment, counters]``."""
