@@ -49,7 +49,7 @@ nitpick_ignore_regex = [
     # reference into popejoan_env must still resolve.
     ("py:.*", r"(numpy|np|collections|typing|os|pathlib|gymnasium|pettingzoo|torch|stable_baselines3|sb3_contrib"
               r"|ray|argparse|types|fastapi|starlette|concurrent|io|enum|dataclasses|tqdm|matplotlib|contextvars"
-              r"|pyspiel|open_spiel)(\..*)?"),
+              r"|pyspiel|open_spiel|torchrl|tensordict|pydantic)(\..*)?"),
     ("py:.*", r"(Any|Callable|Iterable|Iterator|Sequence|Mapping|NamedTuple|Path|Generator|ndarray)"),
     # A private class in the signature of ``play_deals`` (the worker function of the process pool): private
     # names are not documented, so there is nothing to link to.
@@ -62,5 +62,6 @@ nitpick_ignore_regex = [
     ("py:class", r"popejoan_env\.training\.common\.A"),
 ]
 
-# The OpenSpiel adapter and players import pyspiel (the openspiel extra); the docs build without it.
-autodoc_mock_imports = ["pyspiel", "open_spiel"]
+# The OpenSpiel adapter and players import pyspiel (the openspiel extra), the MAPPO recipe torchrl (the marl extra);
+# the docs build without them.
+autodoc_mock_imports = ["pyspiel", "open_spiel", "torchrl", "tensordict"]

@@ -13,7 +13,8 @@ MODULES = [m for m, _ in modules() if m != "__main__"]
 NEEDS = {"envs.rllib_env": ("ray", "pip install -e '.[ray]'"), "envs.rllib_policy": ("ray", "pip install -e '.[ray]'"),
          "envs.openspiel_game": ("pyspiel", "pip install -e '.[openspiel]'"),
          "players.openspiel_players": ("pyspiel", "pip install -e '.[openspiel]'"),
-         "web.schema": ("pydantic", "pip install -e '.[web]'")}
+         "web.schema": ("pydantic", "pip install -e '.[web]'"),
+         "training.mappo": ("torchrl", "pip install -e '.[marl]'")}
 """Modules that import an optional package at the top: (package, how to install it)."""
 
 
