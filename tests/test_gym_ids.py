@@ -23,6 +23,9 @@ ORDERS = {
                                       f"gym.register_envs(popejoan_env); {MAKE}",
     "popejoan_env first": f"import popejoan_env; import gymnasium as gym; {MAKE}",
     "only an engine module first": f"import popejoan_env.cards; import gymnasium as gym; {MAKE}",
+    "a library looks gymnasium up before importing it": f"import popejoan_env, importlib.util; "
+                                                        f"importlib.util.find_spec('gymnasium'); "
+                                                        f"import gymnasium as gym; {MAKE}",
     "the module:id form": f"import gymnasium as gym; {MAKE_BY_MODULE}",
     "the module:id form, popejoan_env already imported": f"import popejoan_env; import gymnasium as gym; "
                                                          f"{MAKE_BY_MODULE}",

@@ -45,28 +45,35 @@ def register_gymnasium() -> None:
 
 
 class _AfterGymnasiumLoads(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: when gymnasium is first imported, it lets the usual finders find it and has
-    ``register_gymnasium`` run as soon as gymnasium's own import ends, then leaves ``sys.meta_path``."""
+    """Finds nothing itself: for ``gymnasium`` it returns the spec the other finders find, its loading followed by
+    ``register_gymnasium``; once gymnasium is loaded it leaves ``sys.meta_path``.  (A spec is also asked for without
+    loading, as ``importlib.util.find_spec`` does: so the finder stays until the module is really loaded.)"""
 
     def find_spec(self, name: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> ModuleSpec | None:
         """Gymnasium's spec, found by the other finders, its loading followed by our registration."""
         if name != "gymnasium":
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        spec = None
+        for finder in list(sys.meta_path):
+            if finder is not self and hasattr(finder, "find_spec"):
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
         if spec is None or spec.loader is None:
             return spec
         load = spec.loader.exec_module
 
         def exec_module(module: ModuleType) -> None:
             load(module)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
             register_gymnasium()
 
         try:
             spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # this module's loader only
-        except AttributeError:  # a loader that cannot be followed: register on the next popejoan import instead
-            pass
+        except AttributeError:  # a loader that cannot be followed: gymnasium is loaded without our id
+            return None
         return spec
 
 
