@@ -49,7 +49,7 @@ nitpick_ignore_regex = [
     # reference into popejoan_env must still resolve.  (``nn`` is ``torch.nn`` as a mocked torch names it.)
     ("py:.*", r"(numpy|np|collections|typing|os|pathlib|gymnasium|pettingzoo|torch|stable_baselines3|sb3_contrib"
               r"|ray|argparse|types|fastapi|starlette|concurrent|io|enum|dataclasses|tqdm|matplotlib|contextvars"
-              r"|pyspiel|open_spiel|threadpoolctl|nn)(\..*)?"),
+              r"|pyspiel|open_spiel|threadpoolctl|nn|torchrl|tensordict|pydantic)(\..*)?"),
     ("py:.*", r"(Any|Callable|Iterable|Iterator|Sequence|Mapping|NamedTuple|Path|Generator|ndarray)"),
     # A private class in the signature of ``play_deals`` (the worker function of the process pool): private
     # names are not documented, so there is nothing to link to.
@@ -65,6 +65,8 @@ nitpick_ignore_regex = [
     ("py:class", r"popejoan_env\.training\.common\.A"),
 ]
 
-autodoc_mock_imports = ["pyspiel", "open_spiel", "ray", "torch", "stable_baselines3", "sb3_contrib", "threadpoolctl"]
-"""What only the API pages import, from the extras ``openspiel``, ``ray`` and ``train``: mocked, so the site builds
-from the ``docs`` extra alone (``tests/test_docs.py`` builds it with every other extra's packages unimportable)."""
+autodoc_mock_imports = ["pyspiel", "open_spiel", "ray", "torch", "stable_baselines3", "sb3_contrib", "threadpoolctl",
+                        "torchrl", "tensordict"]
+"""What only the API pages import, from the extras ``openspiel``, ``ray``, ``train`` and ``marl``: mocked, so the
+site builds from the ``docs`` extra alone (``tests/test_docs.py`` builds it with every other extra's packages
+unimportable)."""

@@ -2,7 +2,8 @@
 
 The engine (``cards``, ``rules``, ``engine``, ``session``, ``record``) is pure
 Python; ``env``/``raw_env`` (PettingZoo, module ``envs.pettingzoo_aec``) and the Gymnasium wrappers are loaded
-only when first used, so the engine works without them.
+only when first used, so the engine works without them.  Importing it registers the single-agent view's
+Gymnasium id, ``popejoan/PopeJoan-v2`` (``envs.registration``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from popejoan_env.cards import CARD_NAMES, PACK, POPE, card_name, parse_card
 from popejoan_env.engine import Deal
 from popejoan_env import moved
+from popejoan_env.envs.registration import register_when_gymnasium_loads
 from popejoan_env.errors import (
     GameOverError, IllegalActionError, InvalidDealError, PopeJoanError, RecordError, RulesError,
     UnknownCardError,
@@ -21,6 +23,8 @@ from popejoan_env.rules import COMPARTMENTS, MODERN, PRESETS, VICTORIAN, Rules
 from popejoan_env.session import Session
 
 moved.install()  # the modules 0.3.0 moved are refused in one line that names their new place
+# gymnasium.make("popejoan/PopeJoan-v2") after `import popejoan_env`, without importing gymnasium here.
+register_when_gymnasium_loads()
 
 try:
     __version__ = version("popejoan")
@@ -33,6 +37,7 @@ __all__ = [
     "MODERN", "PACK", "POPE", "PRESETS", "PopeJoanError", "RecordError", "Rules", "RulesError",
     "Session", "UnknownCardError", "VICTORIAN", "__version__", "card_name", "parse_card",
 ]
+
 
 
 def __getattr__(name: str) -> Any:

@@ -300,6 +300,7 @@ def run_play(args: argparse.Namespace) -> int:
     seats = {agent: make_player(args.opponents, seed=i) for i, agent in enumerate(game.possible_agents)}
     seats[you] = HumanPlayer(show_view=False)  # the rendered table below shows more
     totals = {agent: 0.0 for agent in game.possible_agents}
+    current, shown = game.deal, 0
     for agent in game.agent_iter():
         obs, reward, terminated, truncated, _ = game.last()
         totals[agent] += reward
@@ -309,8 +310,12 @@ def run_play(args: argparse.Namespace) -> int:
         if agent == you:
             print(game.render())
         game.step(seats[agent].act(game.seat_view(agent)))
-    for record in game.records():
-        print(f"deal: {len(record['plays'])} cards played, winner seat {record['winner']}, counters {record['delta']}")
+        if current.done:  # a deal ended (and any that ended at their turn-up after it): its result now
+            for record in game.records()[shown:]:
+                shown += 1
+                print(f"deal {shown}: {len(record['plays'])} cards played, winner seat {record['winner']}, "
+                      f"counters {record['delta']} (you {record['delta'][args.seat]:+d})", flush=True)
+            current = game.deal
     print(f"you (seat {args.seat}) won {totals[you]:+.0f} counters")
     return 0
 
@@ -425,7 +430,9 @@ example:
         _add_play_arguments, run_play,
         """You take one seat; every other seat is the --opponents player.  Forced
 continuations are played for everyone, so you are asked only when you lead
-with a choice: type a card such as 5D or th.
+with a choice: type a card such as 5D or th.  Each deal's result is printed
+as the deal ends.  The first pimc game of a fresh install first compiles the
+search (numba, about 20 s, said on stderr); later runs load it from the cache.
 
 example:
   popejoan play --players 4 --opponents pimc --seed 3""",

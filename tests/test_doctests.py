@@ -12,7 +12,9 @@ from test_architecture import modules
 MODULES = [m for m, _ in modules() if m != "__main__"]
 NEEDS = {"envs.rllib_env": ("ray", "pip install -e '.[ray]'"), "envs.rllib_policy": ("ray", "pip install -e '.[ray]'"),
          "envs.openspiel_game": ("pyspiel", "pip install -e '.[openspiel]'"),
-         "players.openspiel_players": ("pyspiel", "pip install -e '.[openspiel]'")}
+         "players.openspiel_players": ("pyspiel", "pip install -e '.[openspiel]'"),
+         "web.schema": ("pydantic", "pip install -e '.[web]'"),
+         "training.mappo": ("torchrl", "pip install -e '.[marl]'")}
 """Modules that import an optional package at the top: (package, how to install it)."""
 
 

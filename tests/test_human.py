@@ -67,3 +67,19 @@ def test_play_command_refuses_a_bad_seat() -> None:
         [sys.executable, "-m", "popejoan_env", "play", "--seat", "7"], capture_output=True, text=True, timeout=60,
     )
     assert out.returncode == 2 and "--seat must be a seat 0..3" in out.stderr
+
+
+def test_play_command_prints_each_deals_result_as_it_ends() -> None:
+    names = [CARD_NAMES[c] for c in PACK]
+    typed = "\n".join(names * 40) + "\n"
+    out = subprocess.run(
+        [sys.executable, "-m", "popejoan_env", "play", "--seed", "3", "--opponents", "stops_first", "--deals", "3"],
+        input=typed, capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    results = [text.index(f"deal {k}: ") for k in (1, 2, 3)]
+    boards = [text.index(f"Deal {k} of the episode") for k in (2, 3)]
+    # Each result is printed when its deal ends: before the next deal's first board is shown to you.
+    assert results[0] < boards[0] < results[1] < boards[1] < results[2] < text.index("you (seat 0) won")
+    assert "winner seat" in text and "(you " in text

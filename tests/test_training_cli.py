@@ -22,6 +22,14 @@ SCRIPTS = sorted(name[:-3] for name in os.listdir(TRAINING)
                  if name.endswith(".py") and 'if __name__ == "__main__":' in open(os.path.join(TRAINING, name)).read())
 SCRIPT_COMMAND = {command.script[:-3]: name for name, command in COMMANDS.items()}
 """Each wrapper in ``training/`` and the ``popejoan`` command it runs."""
+NEEDS = {"train_mappo": ("torchrl", "pip install -e '.[marl]'")}
+"""Scripts whose module imports an optional package beyond the train extra: (package, how to install it)."""
+
+
+def _needs(script: str) -> None:
+    """Skip a test of a script whose extra is not installed, saying which."""
+    if script in NEEDS:
+        pytest.importorskip(NEEDS[script][0], reason=NEEDS[script][1])
 
 
 def _run(script: str, *flags: str, cwd: str, how: str = "script") -> subprocess.CompletedProcess:
@@ -44,8 +52,8 @@ def _args(script: str) -> list[dataclasses.Field]:
     return list(dataclasses.fields(module.Args))
 
 
-def test_the_scripts_are_the_five_the_readme_runs_each_a_popejoan_command() -> None:
-    assert SCRIPTS == ["benchmark", "cleanrl_ppo", "learner_throughput", "train_ppo", "train_rllib"]
+def test_the_scripts_are_the_six_the_readme_runs_each_a_popejoan_command() -> None:
+    assert SCRIPTS == ["benchmark", "cleanrl_ppo", "learner_throughput", "train_mappo", "train_ppo", "train_rllib"]
     assert sorted(SCRIPT_COMMAND) == SCRIPTS
 
 
@@ -57,6 +65,7 @@ def test_a_script_in_training_is_a_thin_wrapper_of_its_command(script: str) -> N
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_help_lists_every_flag_with_its_help_and_default(script: str, tmp_path) -> None:
+    _needs(script)
     done = _help(script, "script")
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())
@@ -68,6 +77,7 @@ def test_help_lists_every_flag_with_its_help_and_default(script: str, tmp_path) 
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_popejoan_command_help_is_the_scripts_help_under_its_name(script: str, tmp_path) -> None:
+    _needs(script)
     done = _help(script, "command")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"usage: popejoan {SCRIPT_COMMAND[script]} ")
@@ -77,6 +87,7 @@ def test_popejoan_command_help_is_the_scripts_help_under_its_name(script: str, t
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_a_bad_flag_or_value_is_one_line_and_exit_2(script: str, tmp_path, capsys) -> None:
+    _needs(script)
     fields = _args(script)
     first_int = next(f for f in fields if f.type == "int")
     cases = [(["--no-such-flag", "1"], "unrecognized arguments"),

@@ -9,6 +9,7 @@
 | ``rllib_env`` | Ray RLlib | ``MixedTablesEnv``: the AEC env at mixed table sizes as one multi-agent env |
 | ``rllib_policy`` | Ray RLlib | the masking RLModule ``training/train_rllib.py`` trains, the seat-to-module mapping, the export to a model file |
 | ``openspiel_game`` | OpenSpiel | ``python_pope_joan`` and ``python_pope_joan_small``, registered with ``pyspiel`` when imported |
+| ``registration`` | Gymnasium | ``ENV_VERSION``, the one version of every id; ``popejoan/PopeJoan-v2`` for ``gymnasium.make`` |
 
 Each is imported on its own (``from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv``): importing
 this package imports no framework.

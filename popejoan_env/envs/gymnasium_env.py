@@ -1,5 +1,8 @@
 """Single-agent Gymnasium view of Pope Joan, for Stable-Baselines3 / sb3-contrib (MaskablePPO).
 
+Registered as ``popejoan/PopeJoan-v2`` when ``popejoan_env`` is imported (``envs.registration``):
+``gymnasium.make("popejoan/PopeJoan-v2", players=4)`` builds ``PopeJoanGymEnv(players=4)``.
+
 One **learner seat** per episode, chosen at random; every other seat is played
 inside ``step()`` by an opponent drawn from a configurable pool: scripted
 players (``make_player`` names such as ``stops_first``) and frozen snapshots of

@@ -241,6 +241,7 @@ from pettingzoo.utils import wrappers
 from popejoan_env.cards import NUM_CARD_IDS, names_of
 from popejoan_env.checks import as_int, as_seed, brief
 from popejoan_env.engine import Deal, check_seat, parse_balances, parse_board
+from popejoan_env.envs.registration import ENV_VERSION
 from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError, PopeJoanError
 from popejoan_env.observation import (
     LAYOUT, MAX_COUNTERS, OBS_SIZE, STATE_LAYOUT, STATE_SIZE, Encoder, bounds, layout_table,
@@ -251,9 +252,9 @@ from popejoan_env.seat_view import SeatView, seat_view
 from popejoan_env.seats import absolute
 from popejoan_env.session import Session
 
-ENV_NAME = "pope_joan_v2"
+ENV_NAME = f"pope_joan_v{ENV_VERSION}"
 """PettingZoo name of this environment (``metadata["name"]``)."""
-ENV_ID = "popejoan/pope_joan-v2"
+ENV_ID = f"popejoan/pope_joan-v{ENV_VERSION}"
 """Id under which ``env`` is registered with PettingZoo's registry."""
 ILLEGAL_REWARD = -100.0
 """Default reward of an agent whose illegal card ends the episode under ``env()``."""

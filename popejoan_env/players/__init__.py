@@ -18,8 +18,9 @@ existing file and is not a scripted name: ``random`` is always the scripted
 player, even with a file called ``random`` in the current directory (write
 ``./random`` for the file), and ``shipped`` always the shipped network.
 Your own player is ``module:factory`` (``mypackage.agent:make_agent``): the
-module is imported only for a spec of that form, and ``factory(seed=seed)``
-(or ``factory()`` when it takes no ``seed``) must return a ``Player``.
+module is imported only for a spec of that form (from ``sys.path``, else from the
+current directory), and ``factory(seed=seed)`` (or ``factory()`` when it takes
+no ``seed``) must return a ``Player``.
 
 >>> p = make_player("stops_first", seed=0)
 >>> p.name, sorted(SCRIPTED)
@@ -32,6 +33,7 @@ import importlib
 import inspect
 import os
 import re
+import sys
 
 from popejoan_env.nets.model_file import ModelFileError
 from popejoan_env.nets.shipped import SHIPPED, SHIPPED_MODEL, shipped_model
@@ -116,15 +118,48 @@ def _number(text: str) -> int | float | str:
     return text
 
 
+def _in_current_directory(module: str) -> bool:
+    """True when the current directory holds the top-level package or module of a dotted module name."""
+    top = module.partition(".")[0]
+    return os.path.isfile(f"{top}.py") or os.path.isdir(top)
+
+
+def _import_own(module: str) -> object:
+    """Import a researcher's module; one that is nowhere on ``sys.path`` but in the current directory is found
+    there, as ``python -m popejoan_env`` finds it (the ``popejoan`` console command does not put the current
+    directory on ``sys.path``).
+
+    The directory is appended, and only when the import failed for want of the module itself, so it never
+    hides an installed package (ours included): it can only supply names found nowhere else.  It stays on
+    ``sys.path``, so the module's own later imports of its neighbours, and worker processes, find them too.
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        top = module.partition(".")[0]
+        here = os.getcwd()
+        if err.name != top or not _in_current_directory(module) or here in sys.path:
+            raise
+    sys.path.append(here)
+    return importlib.import_module(module)
+
+
 def _from_factory(spec: str, module: str, factory: str, seed: int | None) -> Player:
     """The player ``module:factory`` builds; an UnknownPlayerError when the import, the call or the result fails."""
     try:
-        make = getattr(importlib.import_module(module), factory)
-    except AttributeError:
-        raise UnknownPlayerError(f"player spec {spec!r}: module {module!r} has no {factory!r}") from None
+        own = _import_own(module)
     except Exception as err:  # noqa: BLE001 - the researcher's module: whatever it raises is named in one line
         raise UnknownPlayerError(f"player spec {spec!r}: cannot import module {module!r} "
                                  f"({type(err).__name__}: {err})") from None
+    make = getattr(own, factory, None)
+    if make is None:
+        where = getattr(own, "__file__", None) or ""
+        here = os.getcwd()
+        if _in_current_directory(module) and where and os.path.commonpath([os.path.abspath(where), here]) != here:
+            # python -m would have found the current directory's first; the console command finds the other first.
+            raise UnknownPlayerError(f"player spec {spec!r}: module {module!r} is {where}, which has no {factory!r}, "
+                                     "not the one in the current directory: rename yours")
+        raise UnknownPlayerError(f"player spec {spec!r}: module {module!r} has no {factory!r}")
     if not callable(make):
         raise UnknownPlayerError(f"player spec {spec!r}: {module}.{factory} is not callable")
     try:

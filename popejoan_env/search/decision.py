@@ -133,8 +133,9 @@ def _inputs(view: SeatView, candidates: Sequence[int], sampler: str) -> Inputs:
 def run(view: SeatView, inputs: Inputs, rng: np.random.Generator, samples: int) -> tuple[np.ndarray, np.ndarray]:
     """``search_gains`` from the view's ``Inputs``: one seed from ``rng``, one compiled call (and the reference's
     placement for a world out of restarts)."""
-    from popejoan_env.search import decision_kernels  # imports numba: only where a search runs
+    from popejoan_env.search import decision_kernels, kernel_cache  # imports numba: only where a search runs
 
+    kernel_cache.announce_first_compile((decision_kernels.search,))
     players, leads = view.players, len(inputs.position.leads)
     seed = rng.integers(2**64, dtype=np.uint64)  # the one draw of a decision, as draw_many's
     masks = np.empty((samples, players), dtype=np.uint64)

@@ -4,10 +4,15 @@ Numba checks a cached function against its own file only: a function that compil
 another module's kernel) in would keep running the old code after that module changed.  ``drop_stale``
 keeps a stamp of the other modules (modification time and size) beside the cache and flushes the caches
 when it differs; they compile again, once.
+
+A first compilation takes a while (the first ``pimc`` game of a fresh install ~20 s on 2 cores, the batch
+engine's ~14 s): ``announce_first_compile`` says so on the ``popejoan`` logger before it starts, once per process,
+so a command that waits says why (with no logging set up, Python prints a warning of it on stderr).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from types import ModuleType
@@ -38,3 +43,37 @@ def drop_stale(functions: Sequence[Any], sources: Sequence[ModuleType], stamp_na
             f.write(stamp)
     except OSError:
         pass  # a read-only cache: flushed now, checked again next time
+
+
+log = logging.getLogger("popejoan")
+FIRST_COMPILE = ("popejoan: numba is compiling the game's kernels for their first use (about 20 s, once: later runs "
+                 "load them from numba's cache)")
+"""What ``announce_first_compile`` logs (a warning, so Python shows it with no logging set up)."""
+_seen: set[int] = set()
+_announced: list[bool] = []
+
+
+def on_disk(function: Any) -> bool | None:
+    """Whether numba holds compiled code of ``function`` (an ``njit(cache=True)`` dispatcher) for its current
+    source on disk; None when this numba keeps its cache otherwise."""
+    index = getattr(getattr(function, "_cache", None), "_cache_file", None)
+    if not hasattr(index, "_load_index"):
+        return None
+    try:
+        return bool(index._load_index())  # {} when absent, stale (another source or numba version) or flushed
+    except Exception:  # noqa: BLE001 - an unreadable index: numba will compile, as for no index
+        return False
+
+
+def announce_first_compile(functions: Sequence[Any]) -> None:
+    """Log ``FIRST_COMPILE`` once per process if a function of ``functions`` will compile on its first call
+    (cheap after the first call for the same functions: the callers run it before every compiled call)."""
+    if _announced:
+        return
+    key = sum(id(function) for function in functions)
+    if key in _seen:
+        return
+    _seen.add(key)
+    if any(on_disk(function) is False and not function.signatures for function in functions):
+        _announced.append(True)
+        log.warning(FIRST_COMPILE)

@@ -24,6 +24,8 @@ COMMANDS: dict[str, Command] = {
     "train-rllib": Command("rllib", "train_rllib.py", "train,ray",
                            "self-play PPO on Ray RLlib, one machine or a cluster"),
     "train-cleanrl": Command("cleanrl", "cleanrl_ppo.py", "train", "a single-file CleanRL-style PPO on the vector env"),
+    "train-mappo": Command("mappo", "train_mappo.py", "train,marl",
+                           "MAPPO on TorchRL: the PettingZoo env, a centralised critic on state()"),
     "benchmark": Command("benchmark", "benchmark.py", "",
                          "a duplicate tournament of players and model files: JSON, Markdown and a chart"),
     "learner-throughput": Command("learner_throughput", "learner_throughput.py", "train",
@@ -31,7 +33,8 @@ COMMANDS: dict[str, Command] = {
 }
 """Every training command by its ``popejoan`` name."""
 
-NEEDED = {"torch", "stable_baselines3", "sb3_contrib", "tensorboard", "matplotlib", "threadpoolctl", "ray"}
+NEEDED = {"torch", "stable_baselines3", "sb3_contrib", "tensorboard", "matplotlib", "threadpoolctl", "ray", "torchrl",
+          "tensordict"}
 """Top-level packages of the extras whose absence is named as a missing extra, not a traceback."""
 
 

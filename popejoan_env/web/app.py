@@ -10,12 +10,17 @@ is taken only as ``application/json``, read within a size and a time limit
 before it is parsed, and checked field by field.  docs/reliability.md lists
 every limit.
 
+The API is described by OpenAPI at ``/api/openapi.json`` (the models are ``schema.py``) and shown by a page of
+ours at ``/docs`` (FastAPI's own pages load their scripts from a CDN, which the content security policy and a
+machine without a network both forbid); both answer this machine only (a loopback client).
+
 FastAPI is imported inside ``create_app``, so the package (and this module)
 import without the ``web`` extra installed.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the endpoints' annotations (``Request``), which are
 # imported inside create_app, at definition time.
+import ipaddress
 import json
 import logging
 import os
@@ -65,6 +70,32 @@ MAX_HEADER_BYTES = 16 * 1024
 """Largest request line and headers read (h11's ``max_incomplete_event_size``): beyond, the answer is 400."""
 
 log = logging.getLogger("popejoan.web")
+
+API_DESCRIPTION = """Play Pope Joan at seat 0 of a table against the server's agents, and replay game records.
+
+A game: `POST /api/games` (the table), then `POST /api/games/{game_id}/play` with one of the state's `legal`
+cards until the state says `over`; `POST /api/games/{game_id}/next` deals the session's next deal. The server
+plays forced cards, lone leads and every other seat itself, so each answer is the position where seat 0 must
+choose (or the deal's end). Every refusal is `{"error": sentence}` with a 4xx status and changes nothing.
+JSON bodies only as `application/json`. Only this server's own pages and programs on this machine are answered
+(the Host must be the server's, a browser's Origin its own). Limits: docs/reliability.md."""
+"""The description at the top of ``/api/openapi.json``."""
+
+
+class ForbiddenError(WebError):
+    """A request the server answers only from this machine (HTTP 403)."""
+
+    status = 403
+
+
+def is_loopback(address: str | None) -> bool:
+    """Whether a client address is this machine (127.0.0.0/8, ``::1``; an IPv4-mapped loopback too)."""
+    try:
+        ip = ipaddress.ip_address(address or "")
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return bool((mapped or ip).is_loopback)
 
 
 class SlowBodyError(WebError):
@@ -144,7 +175,7 @@ def create_app(
     ``host`` is the name the server is reached by (``popejoan serve --host``):
     with the loopback names and the listening address, the only Host accepted.
     """
-    from fastapi import FastAPI, Request
+    from fastapi import FastAPI, Query, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse, Response
     from fastapi.staticfiles import StaticFiles
@@ -159,7 +190,12 @@ def create_app(
     games = GameManager(max_games=max_games, idle_seconds=idle_seconds, seed=seed, clock=clock, shelf=shelf)
     replays = ReplayStore(shelf, records, max_replays=max_replays, idle_seconds=idle_seconds, clock=clock)
 
-    app = FastAPI(title="Pope Joan", docs_url=None, redoc_url=None, openapi_url=None)
+    from popejoan_env import __version__
+    from popejoan_env.web import schema
+
+    # openapi_url=None: the schema is served by a route of ours below, to this machine only.
+    app = FastAPI(title="Pope Joan", version=__version__, description=API_DESCRIPTION, docs_url=None,
+                  redoc_url=None, openapi_url=None)
     app.state.games, app.state.replays = games, replays
     app.add_middleware(Guard, hosts=(host,) if host else ())
     # Server paths a refusal may carry, as the page may show them: the models directory by its own name.
@@ -220,11 +256,26 @@ def create_app(
     def replay_page() -> Response:
         return page("replay.html")
 
+    # ----------------------------------------------------------------- the API described
+    def this_machine(request: Request) -> None:
+        if not is_loopback(request.client.host if request.client is not None else None):
+            raise ForbiddenError("the API description is served to this machine only")
+
+    @app.get("/docs", include_in_schema=False)
+    def api_page(request: Request) -> Response:
+        this_machine(request)
+        return page("api.html")
+
+    @app.get("/api/openapi.json", include_in_schema=False)
+    def openapi(request: Request) -> JSONResponse:
+        this_machine(request)
+        return ok(app.openapi())
+
     # ----------------------------------------------------------------- play
     def ok(data: Any, status: int = 200) -> JSONResponse:
         return JSONResponse(data, status_code=status)
 
-    @app.get("/api/options")
+    @app.get("/api/options", summary="What a new game may be", responses={200: {"model": schema.Options}})
     def options() -> JSONResponse:
         return ok(games.options())
 
@@ -233,48 +284,66 @@ def create_app(
         body = await read_body(request, MAX_JSON_BYTES, "the request body")
         check_type(request, JSON_TYPES, "a request body", body)
 
-    @app.post("/api/games")
+    @app.post("/api/games", summary="Start a game (you are seat 0)", status_code=201,
+              responses={201: {"model": schema.NewGameAnswer}, **schema.errors(400, 413, 415)},
+              openapi_extra=schema.request_body(schema.NewGame, required=False,
+                                                example={"players": 4, "preset": "modern", "deals": 2,
+                                                         "opponents": ["stops_first", "pimc", "random"]}))
     async def new_game(request: Request) -> JSONResponse:
         body = await json_body(request, empty={})
         game_id, state = await run_in_threadpool(games.create, body, client(request))
         return ok({"game_id": game_id, "state": state}, 201)
 
-    @app.get("/api/games/{game_id}")
+    @app.get("/api/games/{game_id}", summary="A game's state",
+             responses={200: {"model": schema.State}, **schema.errors(404, 422)})
     def get_game(game_id: str) -> JSONResponse:
         return ok(games.get(game_id))
 
-    @app.post("/api/games/{game_id}/play")
+    @app.post("/api/games/{game_id}/play", summary="Play seat 0's card; the others play up to its next choice",
+              responses={200: {"model": schema.State}, **schema.errors(400, 404, 413, 415, 422)},
+              openapi_extra=schema.request_body(schema.PlayCard, example={"card": "5S"}))
     async def play(game_id: str, request: Request) -> JSONResponse:
         body = await json_body(request)
         return ok(await run_in_threadpool(games.play, game_id, body))
 
-    @app.post("/api/games/{game_id}/next")
+    @app.post("/api/games/{game_id}/next", summary="Deal the session's next deal (no body)",
+              responses={200: {"model": schema.State}, **schema.errors(400, 404, 413, 415, 422)})
     async def next_deal(game_id: str, request: Request) -> JSONResponse:
         await no_body(request)
         return ok(await run_in_threadpool(games.next_deal, game_id))
 
-    @app.get("/api/games/{game_id}/hint")
+    @app.get("/api/games/{game_id}/hint", summary="The network's probabilities and pimc's card for seat 0 now",
+             responses={200: {"model": schema.Hint}, **schema.errors(400, 404, 422)})
     def hint(game_id: str) -> JSONResponse:
         return ok(games.hint(game_id))
 
     # ----------------------------------------------------------------- replay
-    @app.get("/api/records")
+    @app.get("/api/records", summary="The server's records file (--records), by name",
+             responses={200: {"model": schema.RecordFiles}})
     def record_files() -> JSONResponse:
         return ok(replays.files())
 
-    @app.post("/api/replays")
+    @app.post("/api/replays", summary="Replay an uploaded records file (JSON Lines, or its gzip)", status_code=201,
+              responses={201: {"model": schema.ReplayCreated}, **schema.errors(400, 413, 415)},
+              openapi_extra={"requestBody": {"required": True, "content": {
+                  kind: {"schema": {"type": "string", "format": "binary"}} for kind in UPLOAD_TYPES}}})
     async def upload(request: Request) -> JSONResponse:
         body = await read_body(request, max_upload_bytes, "the upload")
         check_type(request, UPLOAD_TYPES, "a records upload", body)
         return ok(await run_in_threadpool(replays.upload, body, client(request)), 201)
 
-    @app.post("/api/replays/from-records")
+    @app.post("/api/replays/from-records", summary="Replay the server's records file (no body)", status_code=201,
+              responses={201: {"model": schema.ReplayCreated}, **schema.errors(400, 413, 415)})
     async def from_records(request: Request) -> JSONResponse:
         await no_body(request)
         return ok(await run_in_threadpool(replays.from_records, client(request)), 201)
 
-    @app.get("/api/replays/{replay_id}/deals/{k}")
-    def replay_deal(replay_id: str, k: str, view: str = "all", model: str = "") -> JSONResponse:
+    @app.get("/api/replays/{replay_id}/deals/{k}", summary="Deal k (from 1) of a replay, frame by frame",
+             responses={200: {"model": schema.ReplayDeal}, **schema.errors(400, 404, 422)})
+    def replay_deal(replay_id: str, k: str,
+                    view: str = Query("all", description="``all`` (every hand face up) or a seat number"),
+                    model: str = Query("", description="a model's path from /api/options: its probabilities "
+                                                       "at every real choice")) -> JSONResponse:
         return ok(replays.deal(replay_id, k, view, model))
 
     return app
