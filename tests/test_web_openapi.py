@@ -184,7 +184,8 @@ def test_a_closed_strict_model_refuses_what_the_server_does_not_send() -> None:
 
 # ------------------------------------------------------------------ the bot on the web page
 def test_the_bot_on_the_web_page_plays_a_whole_session_over_http(server: Server) -> None:
-    match = re.search(r"<!-- web-bot -->\s*```\w*\n(.*?)```", WEB_PAGE.read_text(), re.S)
+    marker = "web-bot"  # the block's name on the page
+    match = re.search(rf"<!-- {marker} -->\s*```\w*\n(.*?)```", WEB_PAGE.read_text(), re.S)
     assert match, "docs/web.md has no code block after <!-- web-bot -->"
     out = subprocess.run([sys.executable, "-c", match.group(1)], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "POPEJOAN_URL": server.origin})
