@@ -116,7 +116,7 @@ class IsmctsPlayer(ScriptedPlayer):
     """OpenSpiel's information-set MCTS from the seat's view: ``simulations`` per decision, UCT constant ``uct_c``
     (returns are counters, tens per deal), the most visited card."""
 
-    def __init__(self, seed: int | None = None, simulations: int = 100, uct_c: float = 10.0) -> None:
+    def __init__(self, seed: int | None = None, *, simulations: int = 100, uct_c: float = 10.0) -> None:
         count = as_int(simulations)
         if count is None or not 1 <= count <= MAX_SIMULATIONS:
             raise UnknownPlayerError(f"openspiel_ismcts: simulations must be an integer 1..{MAX_SIMULATIONS:,}, "
@@ -235,7 +235,7 @@ class NfspPlayer(ScriptedPlayer):
     dealer is seat 0), saved by ``save_nfsp``: the agent of the seat at the view's distance from the dealer, a
     card drawn from its probabilities over the legal cards, the v2 observation as input."""
 
-    def __init__(self, seed: int | None = None, path: str = "") -> None:
+    def __init__(self, seed: int | None = None, *, path: str = "") -> None:
         if not isinstance(path, str) or not path:
             raise UnknownPlayerError("openspiel_nfsp needs path=<the .pt file benchmarks/bench_openspiel.py "
                                      "train-nfsp writes>")
