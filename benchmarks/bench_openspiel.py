@@ -5,6 +5,8 @@ Run from the repository root (the numbers of docs/openspiel.md come from these c
     python benchmarks/bench_openspiel.py exploitability --network models/ppo_small_3p/model.zip
     python benchmarks/bench_openspiel.py train-nfsp --minutes 20 --out nfsp_4p.pt
     python benchmarks/bench_openspiel.py tournament --nfsp nfsp_4p.pt --deals 100
+    python benchmarks/bench_openspiel.py tree
+    python benchmarks/bench_openspiel.py no-decision --deals 20000
 
 ``exploitability`` computes, for each policy of the small game (``python_pope_joan_small``: ``pack=small``,
 3 players, dealer seat 0), the exact NashConv twice: with OpenSpiel's ``exploitability.nash_conv`` (Python best
@@ -16,7 +18,10 @@ game's NashConv is their mean).  ``train-nfsp`` trains OpenSpiel's PyTorch NFSP 
 agent per seat, the dealer at seat 0) and saves the average policies for ``openspiel_nfsp:path=...``.
 ``tournament`` plays ``openspiel_ismcts`` and ``openspiel_nfsp`` against ``pimc`` and ``shipped`` in a
 duplicate tournament (subsets of 4 entrants at 4 seats) and prints the table with 95% intervals and ms per
-decision.  Speed is never asserted by a test; read the times ±30% on a shared machine.
+decision.  ``tree`` walks the small game's OpenSpiel tree (every deal, every legal action) and counts its player
+nodes, the stops of the deals without a decision and each seat's information states; ``no-decision`` counts, on
+random full deals of every table size and both presets, those that give no seat a choice.  Speed is never
+asserted by a test; read the times ±30% on a shared machine.
 """
 
 from __future__ import annotations
@@ -161,6 +166,47 @@ def run_tournament(args: argparse.Namespace) -> None:
     print(result.to_markdown())
 
 
+def run_tree(args: argparse.Namespace) -> None:
+    """The small game's OpenSpiel tree: player nodes, stops, information states per seat."""
+    for params in ({}, {"deal": "all_round"}, {"preset": "victorian", "deal": "equal"}):
+        game = pyspiel.load_game(openspiel_game.SMALL_GAME_NAME, params)
+        nodes = stops = 0
+        infosets: list[set[str]] = [set() for _ in range(game.num_players())]
+        for index in range(len(game.deals)):
+            state = game.new_initial_state()
+            state.apply_action(index)
+            stack = [state]
+            while stack:
+                state = stack.pop()
+                if state.is_terminal():
+                    continue
+                seat = state.current_player()
+                nodes += 1
+                stops += state.stop
+                infosets[seat].add(state.information_state_string(seat))
+                stack.extend(state.child(a) for a in state.legal_actions())
+        print(json.dumps({"params": params, "deals": len(game.deals), "player_nodes": nodes, "stops": stops,
+                          "information_states_by_seat": [len(x) for x in infosets]}), flush=True)
+
+
+def run_no_decision(args: argparse.Namespace) -> None:
+    """How many random full deals give no seat a choice: ended by the turn-up, or every card forced or lone."""
+    from popejoan_env.engine import Deal
+
+    rng = np.random.default_rng(args.seed)
+    for preset in ("modern", "victorian"):
+        for players in range(3, 9):
+            turnup = forced = 0
+            for _ in range(args.deals):
+                deal = Deal.new(preset, players, 0, rng)
+                ended = deal.done
+                if not deal.advance():
+                    turnup += ended
+                    forced += not ended
+            print(json.dumps({"preset": preset, "players": players, "deals": args.deals,
+                              "ended_by_the_turnup": turnup, "every_card_forced_or_a_lone_lead": forced}), flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line."""
     parser = OneLineParser(description=__doc__.splitlines()[0])
@@ -182,8 +228,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--deals", type=int, default=100)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workers", type=int, default=1)
+    sub.add_parser("tree", help="the small game's OpenSpiel tree: player nodes, stops, information states")
+    p = sub.add_parser("no-decision", help="full deals that give no seat a choice, by table size and preset")
+    p.add_argument("--deals", type=int, default=20_000, help="deals per table size and preset")
+    p.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    commands = {"exploitability": run_exploitability, "train-nfsp": run_train_nfsp, "tournament": run_tournament}
+    commands = {"exploitability": run_exploitability, "train-nfsp": run_train_nfsp, "tournament": run_tournament,
+                "tree": run_tree, "no-decision": run_no_decision}
     commands[args.command](args)
     return 0
 

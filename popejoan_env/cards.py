@@ -90,7 +90,8 @@ def parse_card(text: str | int) -> int:
         raise UnknownCardError(f"unknown card id {brief(text)}: card ids are 0..51, 20 (8D) excluded")
     if not isinstance(text, str):
         raise UnknownCardError(f"unknown card {brief(text)}: expected notation such as '9D' or 'TS'")
-    card = _PARSE.get(text.strip().upper())
+    # ASCII only: str.upper() maps some other letters onto ASCII ones ('\u017f', the long s, becomes 'S').
+    card = _PARSE.get(text.strip().upper()) if text.isascii() else None
     if card is None:
         if text.strip().upper() == "8D":
             raise UnknownCardError("unknown card '8D': the 8 of diamonds is not in the Pope Joan pack")

@@ -99,3 +99,16 @@ def parse_json_value(text: str, what: str) -> Any:
     if _depth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         raise RulesError(f"{what}: the value is nested more than {MAX_JSON_DEPTH} levels deep")
     return value
+
+
+def ascii_count(text: object, what: str, most: int) -> int:
+    """A whole number written in the ASCII digits 0-9 alone, at most ``most``; anything else (a sign, a space, an
+    underscore, another script's digits, which ``int`` would read) is a ``PopeJoanError`` naming ``what``.  The
+    digits are counted before ``int`` reads them, so its limit of 4,300 digits is never reached."""
+    if not isinstance(text, str) or not text or not text.isascii() or not text.isdigit():
+        raise PopeJoanError(f"{what} must be written in the digits 0-9 alone, got {brief(text)}")
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(most)) or int(digits) > most:
+        shown = f"{len(digits):,} digits" if len(digits) > 30 else digits
+        raise PopeJoanError(f"{what} must be at most {most:,}, got {shown}")
+    return int(digits)

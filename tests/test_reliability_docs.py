@@ -15,7 +15,8 @@ CHECKED_MODULES = ["popejoan_env.web.app", "popejoan_env.web.games", "popejoan_e
                    "popejoan_env.engine", "popejoan_env.batch.state", "popejoan_env.files", "popejoan_env.cluster",
                    "popejoan_env.__main__", "popejoan_env.tournament.runner", "popejoan_env.tournament.schedule",
                    "popejoan_env.simulate", "popejoan_env.players.pimc",
-                   "popejoan_env.evaluate.runner"]
+                   "popejoan_env.evaluate.runner", "popejoan_env.players.openspiel_players",
+                   "popejoan_env.envs.openspiel_game"]
 """Modules whose every ``MAX_*`` and ``*_SECONDS`` constant the page must list."""
 NOT_LIMITS = {"popejoan_env.batch.state.MAX_EVENTS"}
 """Constants so named that bound no input (the most awards one deal can make: an array's dimension)."""
@@ -43,6 +44,7 @@ def shown(value: object) -> str:
 @pytest.mark.parametrize("name, column, module", rows(), ids=lambda x: str(x)[:40])
 def test_each_listed_limit_has_the_value_of_its_constant(name: str, column: str, module: str) -> None:
     pytest.importorskip("fastapi") if module.startswith("popejoan_env.web") else None
+    pytest.importorskip("pyspiel") if "openspiel" in module else None
     value = getattr(importlib.import_module(module), name)
     assert column.split()[0] == shown(value), f"{name} in {module} is {value!r}; the page says {column!r}"
 

@@ -142,3 +142,9 @@ def test_nash_conv_of_a_deterministic_player_is_no_less_than_zero_and_its_values
     assert all(x >= -1e-9 for x in result.improvements)
     # Every deal's counters: the dealer's 15, less what stays on the board (at least the ace compartment's 1).
     assert -15 < sum(result.on_policy) <= -1
+
+
+def test_the_deal_example_on_the_small_game_page_runs() -> None:
+    from test_docs import DOCS, run_block
+
+    assert run_block("small-game-deal", DOCS / "small_game.md").startswith("[3, 3, 3] ")

@@ -44,6 +44,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import pickle
+import re
 import reprlib
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -194,7 +196,7 @@ def read_model(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict
             if weights:
                 if WEIGHTS_NAME not in names:
                     raise ModelFileError(f"{path} has no {WEIGHTS_NAME}: not a complete model file")
-                state = _load_weights(_member(archive, path, WEIGHTS_NAME, MAX_WEIGHTS_BYTES), path)
+                state = load_weights(_member(archive, path, WEIGHTS_NAME, MAX_WEIGHTS_BYTES), path)
     except ModelFileError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, RuntimeError, NotImplementedError,
@@ -219,29 +221,31 @@ def _member(archive: zipfile.ZipFile, path: str, name: str, limit: int) -> bytes
     return data
 
 
-def _load_weights(data: bytes, path: str) -> Any:
-    """The ``state_dict`` in ``policy.pth``: torch's zip format read with ``weights_only=True`` (no code runs)."""
+def load_weights(data: bytes, path: str, name: str = f"the network weights ({WEIGHTS_NAME})") -> Any:
+    """What ``torch.save`` wrote in ``data`` (``policy.pth``, or the file ``name`` says): torch's zip format checked,
+    then read with ``weights_only=True`` (no code runs)."""
     # torch.save writes a zip of stored members; check it is one, and that no member claims more
     # bytes than it has, before torch allocates anything from its headers.
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as inner:
             infos = inner.infolist()
     except zipfile.BadZipFile:
-        raise ModelFileError(f"{path}: the network weights ({WEIGHTS_NAME}) are not in torch.save's format "
-                             "(a zip archive)") from None
+        raise ModelFileError(f"{path}: {name} are not in torch.save's format (a zip archive)") from None
     if len(infos) > 4 * MAX_MEMBERS or any(
         i.compress_type != zipfile.ZIP_STORED or i.file_size != i.compress_size
         or i.header_offset + i.compress_size > len(data) for i in infos
     ):
-        raise ModelFileError(f"{path}: the network weights ({WEIGHTS_NAME}) are damaged: their members "
-                             "are not the stored records torch.save writes")
+        raise ModelFileError(f"{path}: {name} are damaged: their members are not the stored records torch.save "
+                             "writes")
     import torch
 
     try:
         state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:  # weights_only's refusal: a class or a call that is not plain tensors
+        raise ModelFileError(f"{path}: {name} cannot be read: they hold objects other than tensors and plain "
+                             "containers, which torch.load(weights_only=True) refuses to build") from None
     except Exception as err:  # torch's unpickler raises many kinds on a damaged or hostile policy.pth
-        raise ModelFileError(f"{path}: the network weights ({WEIGHTS_NAME}) cannot be read: "
-                             f"{type(err).__name__}: {_clip(str(err))}") from None
+        raise ModelFileError(f"{path}: {name} cannot be read: {type(err).__name__}: {_line(str(err))}") from None
     if isinstance(state, Mapping):
         total = 0
         for key, value in state.items():
@@ -345,6 +349,11 @@ def _clip(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def _line(text: str) -> str:
+    """A library's error message as one clipped line: its first line, without terminal escape codes."""
+    return _clip(re.sub(r"\x1b\[[0-9;]*m", "", text).strip().split("\n")[0])
+
+
 def linear(state: Mapping[str, Any], name: str, path: str) -> tuple[np.ndarray, np.ndarray]:
     """(weight transposed to [in, out], bias [out]) of a Linear layer, as float32, with every check."""
     weight = tensor(state, f"{name}.weight", 2, path)
@@ -413,7 +422,7 @@ def read_sb3_zip(path: str | os.PathLike[str], weights: bool = True) -> tuple[di
             if not isinstance(data, dict):
                 raise ModelFileError(f"{path}: Stable-Baselines3's {SB3_DATA_NAME} holds a "
                                      f"{type(data).__name__}, not an object of the model's attributes")
-            state = _load_weights(_member(archive, path, WEIGHTS_NAME, MAX_WEIGHTS_BYTES), path) if weights else None
+            state = load_weights(_member(archive, path, WEIGHTS_NAME, MAX_WEIGHTS_BYTES), path) if weights else None
     except ModelFileError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, RuntimeError, NotImplementedError,
@@ -425,6 +434,6 @@ def read_sb3_zip(path: str | os.PathLike[str], weights: bool = True) -> tuple[di
 __all__ = [
     "ACTIVATIONS", "MAX_MEMBERS", "MAX_METADATA_BYTES", "MAX_WEIGHTS_BYTES", "MAX_WEIGHT_ELEMENTS", "META_NAME",
     "MODEL_FORMAT", "ModelFileError", "ModelMismatchError", "WEIGHTS_NAME", "check_layout", "check_metadata",
-    "linear", "model_metadata",
+    "linear", "load_weights", "model_metadata",
     "read_metadata", "read_model", "rules_field", "save_model", "save_state_dict", "tensor", "trained_rules",
 ]

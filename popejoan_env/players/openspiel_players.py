@@ -9,21 +9,39 @@ policy as an OpenSpiel policy.
 Both search or read the OpenSpiel game ``python_pope_joan``, which the adapter
 ``popejoan_env.envs.openspiel_game`` registers when it is imported (this module sits a layer below the adapters
 and cannot import it: import the adapter first, as ``benchmarks/bench_openspiel.py`` does; the players say so
-when it has not been).  A search starts from a world in which the observer is seat 0 and the view's dealer is
-the dealer, so it needs no absolute seats; its board starts from the dressing alone, as a tournament deal does.
+when they are made without it).  A search starts from a world in which the observer is seat 0 and the view's
+dealer is the dealer, so it needs no absolute seats; its board starts from the dressing alone, as a tournament
+deal does.
+
+**Bounds.**  ``simulations`` is an integer 1..``MAX_SIMULATIONS``, ``uct_c`` a finite number in
+(0, ``MAX_UCT_C``], both checked when the player is made.  An NFSP checkpoint is read as carefully as a model file
+(``model_file``): a regular file of at most ``MAX_NFSP_BYTES``, in ``torch.save``'s zip format and read with
+``weights_only=True`` (no pickle that runs code), exactly the four fields ``save_nfsp`` writes, the networks' shape
+(the v2 observation in, the 52 card ids out, at most ``MAX_NFSP_LAYERS`` hidden layers of at most
+``MAX_NFSP_WIDTH`` units, 3–8 seats) checked and their size counted before any array is made, and every tensor a
+finite float tensor of its layer's shape stored in its own place; anything else is a one-line ``ModelFileError``.
+The networks then play in numpy (``relu`` layers and a linear output, as ``open_spiel.python.pytorch.dqn.MLP``).
 """
 
 from __future__ import annotations
 
+import math
+import os
+import stat
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
+from popejoan_env.cards import NUM_CARD_IDS
+from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import MissingDependencyError, PopeJoanError
 from popejoan_env.engine import Deal
-from popejoan_env.observation import encode_view
+from popejoan_env.files import replacing
+from popejoan_env.nets.model_file import MAX_WEIGHT_ELEMENTS, ModelFileError, linear, load_weights
+from popejoan_env.observation import OBS_SIZE, encode_view
 from popejoan_env.players.base import ScriptedPlayer, UnknownPlayerError
+from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS
 from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.seat_view import SeatView
 
@@ -35,19 +53,37 @@ except ImportError:
 
 GAME_NAME = "python_pope_joan"
 """The OpenSpiel game the players search (registered by ``popejoan_env.envs.openspiel_game``)."""
+MAX_SIMULATIONS = 65_536
+"""Most ISMCTS simulations a decision (``openspiel_ismcts:simulations=N``); about 5 ms each on one core."""
+MAX_UCT_C = 1_000_000
+"""Largest UCT exploration constant (``openspiel_ismcts:uct_c=C``; returns are counters, tens a deal)."""
+MAX_NFSP_BYTES = 64 * 2**20
+"""Largest ``openspiel_nfsp`` checkpoint read (the 4-seat 256,256 networks of ``train-nfsp`` take 6.5 MB)."""
+MAX_NFSP_LAYERS = 16
+"""Most hidden layers of an ``openspiel_nfsp`` network."""
+MAX_NFSP_WIDTH = 4096
+"""Widest hidden layer of an ``openspiel_nfsp`` network."""
+_NFSP_FIELDS = ("actions", "hidden", "inputs", "models")
+"""The fields ``save_nfsp`` writes, and the only ones a checkpoint may have."""
+
+
+def _registered() -> None:
+    """Refuse a player of ``GAME_NAME`` while the adapter that registers it is not imported."""
+    if GAME_NAME not in pyspiel.registered_names():
+        raise UnknownPlayerError(f"the OpenSpiel game {GAME_NAME} is not registered: import "
+                                 "popejoan_env.envs.openspiel_game before making an OpenSpiel player")
 
 
 def load_game(view: SeatView) -> Any:
     """The OpenSpiel game of a view's table and rules (the preset and every option as game parameters)."""
     if view.rules.pack != "full":
         raise PopeJoanError(f"the OpenSpiel players play the full pack (game {GAME_NAME}), not pack={view.rules.pack}")
-    options = view.rules.to_dict()
     params: dict[str, Any] = {"players": view.players, "dealer": view.dealer}
-    for key, value in options.items():
+    for key, value in view.rules.to_dict().items():
         if key == "dressing":
             params[key] = "/".join(str(v) for v in value.values())
         elif key not in ("preset", "pack"):
-            params[key] = str(value).lower() if isinstance(value, bool) else str(value)
+            params[key] = value  # a bool and an int are game parameters of those types, the rest text
     try:
         return pyspiel.load_game(GAME_NAME, params)
     except pyspiel.SpielError as err:
@@ -80,17 +116,23 @@ class IsmctsPlayer(ScriptedPlayer):
     """OpenSpiel's information-set MCTS from the seat's view: ``simulations`` per decision, UCT constant ``uct_c``
     (returns are counters, tens per deal), the most visited card."""
 
-    def __init__(self, seed: int | None = None, simulations: int = 100, uct_c: float = 10.0) -> None:
-        if not isinstance(simulations, int) or simulations < 1 or not isinstance(uct_c, (int, float)) or uct_c <= 0:
-            raise UnknownPlayerError(f"openspiel_ismcts needs simulations >= 1 and uct_c > 0, got {simulations!r} "
-                                     f"and {uct_c!r}")
+    def __init__(self, seed: int | None = None, *, simulations: int = 100, uct_c: float = 10.0) -> None:
+        count = as_int(simulations)
+        if count is None or not 1 <= count <= MAX_SIMULATIONS:
+            raise UnknownPlayerError(f"openspiel_ismcts: simulations must be an integer 1..{MAX_SIMULATIONS:,}, "
+                                     f"got {brief(simulations)}")
+        if isinstance(uct_c, bool) or not isinstance(uct_c, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(uct_c) or not 0 < uct_c <= MAX_UCT_C:
+            raise UnknownPlayerError(f"openspiel_ismcts: uct_c must be a finite number above 0 and at most "
+                                     f"{MAX_UCT_C:,}, got {brief(uct_c)}")
+        _registered()
         from open_spiel.python.algorithms import ismcts, mcts
 
         self._ismcts, self._mcts = ismcts, mcts
-        self.simulations = simulations
+        self.simulations = count
         self.uct_c = float(uct_c)
-        params = [f"simulations={simulations}"] if simulations != 100 else []
-        params += [f"uct_c={uct_c:g}"] if uct_c != 10.0 else []
+        params = [f"simulations={count}"] if count != 100 else []
+        params += [f"uct_c={self.uct_c:g}"] if self.uct_c != 10.0 else []
         self.name = "openspiel_ismcts" + (":" + ",".join(params) if params else "")
         self._games: dict[tuple[Any, int, int], Any] = {}
         super().__init__(seed)
@@ -113,31 +155,95 @@ class IsmctsPlayer(ScriptedPlayer):
         return card
 
 
+Layers = list[tuple[np.ndarray, np.ndarray]]
+"""A network as (weight [in, out], bias [out]) per layer, float32: ``relu`` after every layer but the last."""
+
+
+def read_nfsp(path: str) -> list[Layers]:
+    """The average-policy networks of an NFSP checkpoint (``save_nfsp``), one per seat of the training game,
+    every field, shape and tensor checked (the module's **Bounds**); a ``ModelFileError`` names what is wrong."""
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        raise ModelFileError(f"openspiel_nfsp cannot read {path!r}: {err.strerror or err}") from None
+    except ValueError as err:  # a NUL in the path
+        raise ModelFileError(f"openspiel_nfsp cannot read {brief(path)}: {err}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ModelFileError(f"openspiel_nfsp cannot read {path!r}: not a regular file")
+    if info.st_size > MAX_NFSP_BYTES:
+        raise ModelFileError(f"{path}: an NFSP checkpoint of {info.st_size:,} bytes; at most {MAX_NFSP_BYTES:,} are "
+                             "read (MAX_NFSP_BYTES)")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_NFSP_BYTES + 1)
+    except OSError as err:
+        raise ModelFileError(f"openspiel_nfsp cannot read {path!r}: {err.strerror or err}") from None
+    if len(data) > MAX_NFSP_BYTES:
+        raise ModelFileError(f"{path}: the NFSP checkpoint grew past {MAX_NFSP_BYTES:,} bytes while read")
+    saved = load_weights(data, path, "the NFSP checkpoint's contents")
+    if not isinstance(saved, Mapping) or sorted(map(str, saved)) != list(_NFSP_FIELDS):
+        found = sorted(map(str, saved))[:8] if isinstance(saved, Mapping) else type(saved).__name__
+        raise ModelFileError(f"{path}: an NFSP checkpoint holds exactly {list(_NFSP_FIELDS)} (save_nfsp), "
+                             f"got {brief(found)}")
+    inputs, actions, hidden, models = (saved[k] for k in ("inputs", "actions", "hidden", "models"))
+    if as_int(inputs) != OBS_SIZE:
+        raise ModelFileError(f"{path}: inputs must be {OBS_SIZE} (the v2 observation), got {brief(inputs)}")
+    if as_int(actions) != NUM_CARD_IDS:
+        raise ModelFileError(f"{path}: actions must be {NUM_CARD_IDS} (the card ids), got {brief(actions)}")
+    if not isinstance(hidden, (list, tuple)) or len(hidden) > MAX_NFSP_LAYERS or not all(
+            as_int(w) is not None and 1 <= w <= MAX_NFSP_WIDTH for w in hidden):
+        raise ModelFileError(f"{path}: hidden must be a list of at most {MAX_NFSP_LAYERS} layer widths "
+                             f"1..{MAX_NFSP_WIDTH:,}, got {brief(hidden)}")
+    if not isinstance(models, (list, tuple)) or not MIN_PLAYERS <= len(models) <= MAX_PLAYERS:
+        found = f"{len(models)} networks" if isinstance(models, (list, tuple)) else f"a {type(models).__name__}"
+        raise ModelFileError(f"{path}: models must be a list of one network per seat, {MIN_PLAYERS} to "
+                             f"{MAX_PLAYERS}, got {found}")
+    sizes = [OBS_SIZE, *(int(w) for w in hidden), NUM_CARD_IDS]
+    total = len(models) * sum(a * b + b for a, b in zip(sizes, sizes[1:]))
+    if total > MAX_WEIGHT_ELEMENTS:
+        raise ModelFileError(f"{path}: {len(models)} networks of widths {sizes} hold {total:,} values; at most "
+                             f"{MAX_WEIGHT_ELEMENTS:,} are read (MAX_WEIGHT_ELEMENTS)")
+    names = [f"model.{k}.0" for k in range(len(hidden))] + [f"model.{len(hidden)}"]
+    keys = sorted(f"{n}.{part}" for n in names for part in ("weight", "bias"))
+    networks = []
+    for seat, state in enumerate(models):
+        if not isinstance(state, Mapping) or sorted(map(str, state)) != keys:
+            found = sorted(map(str, state))[:8] if isinstance(state, Mapping) else type(state).__name__
+            raise ModelFileError(f"{path}: the network of seat {seat} must hold {keys} "
+                                 f"(an MLP of hidden widths {list(sizes[1:-1])}), got {brief(found)}")
+        layers = []
+        for name, (fan_in, fan_out) in zip(names, zip(sizes, sizes[1:])):
+            weight, bias = linear(state, name, f"{path} (seat {seat})")
+            if weight.shape != (fan_in, fan_out):
+                raise ModelFileError(f"{path}: {name}.weight of seat {seat} has shape "
+                                     f"{(weight.shape[1], weight.shape[0])}, not {(fan_out, fan_in)}")
+            layers.append((weight, bias))
+        networks.append(layers)
+    return networks
+
+
+def forward(layers: Layers, x: np.ndarray) -> np.ndarray:
+    """The network's output (logits) for one input, as ``open_spiel.python.pytorch.dqn.MLP`` computes it."""
+    for weight, bias in layers[:-1]:
+        x = np.maximum(x @ weight + bias, 0.0)
+    weight, bias = layers[-1]
+    return x @ weight + bias
+
+
 class NfspPlayer(ScriptedPlayer):
     """The average policies of NFSP agents (OpenSpiel's PyTorch NFSP), one per seat of the training game (whose
     dealer is seat 0), saved by ``save_nfsp``: the agent of the seat at the view's distance from the dealer, a
     card drawn from its probabilities over the legal cards, the v2 observation as input."""
 
-    def __init__(self, seed: int | None = None, path: str = "") -> None:
-        if not path:
+    def __init__(self, seed: int | None = None, *, path: str = "") -> None:
+        if not isinstance(path, str) or not path:
             raise UnknownPlayerError("openspiel_nfsp needs path=<the .pt file benchmarks/bench_openspiel.py "
                                      "train-nfsp writes>")
         try:
-            import torch
-            from open_spiel.python.pytorch import dqn
+            import torch  # noqa: F401  (torch.load reads the checkpoint)
         except ImportError:
             raise MissingDependencyError("openspiel_nfsp needs torch: pip install 'popejoan[train]'") from None
-        try:
-            saved = torch.load(path, weights_only=True, map_location="cpu")
-        except (OSError, RuntimeError) as err:
-            raise UnknownPlayerError(f"openspiel_nfsp cannot read {path!r}: {err}") from None
-        self._torch = torch
-        self.networks = []
-        for state_dict in saved["models"]:
-            network = dqn.MLP(int(saved["inputs"]), [int(x) for x in saved["hidden"]], int(saved["actions"]))
-            network.load_state_dict(state_dict)
-            network.eval()
-            self.networks.append(network)
+        self.networks = read_nfsp(path)
         self.players = len(self.networks)
         self.name = f"openspiel_nfsp:path={path}"
         super().__init__(seed)
@@ -147,8 +253,7 @@ class NfspPlayer(ScriptedPlayer):
         if view.players != self.players:
             raise PopeJoanError(f"{self.name} was trained at {self.players} seats, not {view.players}")
         network = self.networks[(-view.dealer) % view.players]  # the training game's seat with this dealer
-        with self._torch.no_grad():
-            logits = network(self._torch.from_numpy(encode_view(view)).unsqueeze(0))[0].numpy()
+        logits = forward(network, encode_view(view))
         legal = np.array(view.legal)
         z = logits[legal].astype(np.float64) - float(logits[legal].max())
         p = np.exp(z) / np.exp(z).sum()
@@ -162,11 +267,12 @@ class NfspPlayer(ScriptedPlayer):
 
 
 def save_nfsp(path: str, networks: list[Any], *, inputs: int, hidden: list[int], actions: int) -> None:
-    """Write the average-policy networks of NFSP agents (seat 0 first) as ``NfspPlayer`` reads them."""
+    """Write the average-policy networks of NFSP agents (seat 0 first) as ``NfspPlayer`` reads them (atomically)."""
     import torch
 
-    torch.save({"models": [n.state_dict() for n in networks], "inputs": inputs, "hidden": list(hidden),
-                "actions": actions}, path)
+    with replacing(path) as tmp:
+        torch.save({"models": [n.state_dict() for n in networks], "inputs": inputs, "hidden": list(hidden),
+                    "actions": actions}, tmp)
 
 
 class PopejoanPolicy(openspiel_policy.Policy):
@@ -178,5 +284,9 @@ class PopejoanPolicy(openspiel_policy.Policy):
         self.policy = policy
 
     def action_probabilities(self, state: Any, player_id: int | None = None) -> Mapping[int, float]:
-        """The probability of each legal card of the seat to act."""
+        """The probability of each legal card of the seat to act; a node with one legal action (the stop of a deal
+        without a decision) plays it without asking the policy."""
+        legal = state.legal_actions()
+        if len(legal) == 1:
+            return {legal[0]: 1.0}
         return dict(self.policy(state.deal, state.current_player()))
