@@ -1006,3 +1006,214 @@ def test_batch_deals_refuse_sizes_and_counters_beyond_their_limits() -> None:
         with pytest.raises(InvalidDealError, match="seats must be one seat -1..3 per deal"):
             batch.hands_of(seats)
     assert batch.hands_of(np.array([-1, 2]))[0].sum() == 0
+
+
+# ===================================================================== 7. evaluate's state file (PREFIX.state.json)
+STATE_PLAN = {"agent": "lowest", "deals": 150, "opponents": "random"}
+"""The evaluation whose state file the forgeries start from: 3 blocks, one opponent, the modern 4-seat table."""
+
+
+@pytest.fixture(scope="module")
+def state_file(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A genuine state file: ``STATE_PLAN`` interrupted after its first block against random."""
+    from popejoan_env.evaluate.command import evaluate_agent
+
+    prefix = str(tmp_path_factory.mktemp("state") / "run")
+
+    def stop(name: str, block: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_agent(STATE_PLAN["agent"], deals=STATE_PLAN["deals"], opponents=STATE_PLAN["opponents"],
+                       out=prefix, on_block=stop)
+    return json.loads(pathlib.Path(prefix + ".state.json").read_text())
+
+
+def resume_from(path: pathlib.Path) -> Any:
+    """The ``runner.State`` of ``STATE_PLAN`` resumed from ``path``."""
+    from popejoan_env.evaluate import runner, variance
+
+    settings = runner.settings(STATE_PLAN["agent"], "modern", 4, STATE_PLAN["deals"], [STATE_PLAN["opponents"]])
+    return runner.State(str(path), settings, variance.references("modern", 4))
+
+
+def _block(saved: dict[str, Any]) -> dict[str, Any]:
+    return saved["blocks"]["random"]["0"]
+
+
+def _deal_change(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(saved: dict[str, Any]) -> None:
+        _block(saved)[key][0] = value
+    return change
+
+
+def _set_block(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(saved: dict[str, Any]) -> None:
+        _block(saved)[key] = value
+    return change
+
+
+def _rename_block(new: str) -> Callable[[dict[str, Any]], None]:
+    def change(saved: dict[str, Any]) -> None:
+        saved["blocks"]["random"][new] = saved["blocks"]["random"].pop("0")
+    return change
+
+
+def _off_grid(saved: dict[str, Any]) -> None:
+    """A deal's counters that are no mean of whole counters over 4 rotations (the margin kept consistent)."""
+    block = _block(saved)
+    block["agent_net"][0] = 0.3
+    block["margin"][0] = 0.3 - block["opponent_net"][0]
+
+
+def _consistent(saved: dict[str, Any], agent: float) -> None:
+    block = _block(saved)
+    block["agent_net"][0] = agent
+    block["margin"][0] = agent - block["opponent_net"][0]
+
+
+FORGED_STATES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
+    ("a block past the plan", lambda s: s["blocks"]["random"].update({"3": _block(s)}), "blocks 0 to 2"),
+    ("a negative block", _rename_block("-1"), "block '-1'"),
+    ("a signed block", _rename_block("+1"), "block '+1'"),
+    ("a leading zero", _rename_block("01"), "block '01'"),
+    ("a space", _rename_block(" 1"), "block ' 1'"),
+    ("a digit that is not ASCII", _rename_block("\uff11"), "blocks 0 to 2"),
+    ("an underscore", _rename_block("1_0"), "block '1_0'"),
+    ("49 deals", lambda s: [_block(s)[k].pop() for k in ("margin", "agent_net", "opponent_net", "agent_out",
+                                                          "opponent_out")], "49 values"),
+    ("51 deals", lambda s: [_block(s)[k].append(_block(s)[k][0]) for k in ("margin", "agent_net", "opponent_net",
+                                                                           "agent_out", "opponent_out")],
+     "51 values"),
+    ("counters a deal cannot move", lambda s: _consistent(s, 1e300), "from -25 to 45"),
+    ("a deal's counters below the bound", lambda s: _consistent(s, -25.25), "from -25 to 45"),
+    ("counters that are no mean over the rotations", _off_grid, "not a mean of whole counters"),
+    ("a margin that is not the difference", _deal_change("margin", 99.0), "not agent_net - opponent_net"),
+    ("a go-out rate above 1", _deal_change("agent_out", 2.0), "not a share of 4 rotations"),
+    ("a go-out rate off the rotations", _deal_change("opponent_out", 0.3), "not a share of 4 rotations"),
+    ("a bool for counters", _deal_change("agent_out", True), "True, not a finite number"),
+    ("text for counters", _deal_change("margin", "3"), "'3', not a finite number"),
+    ("null for counters", _deal_change("margin", None), "None, not a finite number"),
+    ("a series that is no list", _set_block("margin", {"0": 1}), "not the 50 deals"),
+    ("negative decisions", _set_block("agent_decisions", -1), "agent_decisions is -1"),
+    ("fractional decisions", _set_block("agent_decisions", 1.5), "agent_decisions is 1.5"),
+    ("more decisions than the games ask", _set_block("opponent_decisions", 10**12), "from 0 to 16,000"),
+    ("negative seconds", _set_block("wall_seconds", -1.0), "wall_seconds is -1.0"),
+    ("seconds past the limit", _set_block("agent_seconds", 1e308), "MAX_BLOCK_SECONDS"),
+    ("a missing field", lambda s: _block(s).pop("wall_seconds"), "not the block of an evaluation"),
+    ("a field too many", _set_block("bonus", 1), "not the block of an evaluation"),
+    ("a block that is a list", lambda s: s["blocks"]["random"].update({"0": [1, 2]}), "not the block"),
+    ("blocks that are a list", lambda s: s.update(blocks=[]), "not an object of matches"),
+    ("no blocks", lambda s: s.pop("blocks"), "not an object of matches"),
+    ("a match's blocks that are a number", lambda s: s["blocks"].update(random=5), "not an object of blocks"),
+    ("a match the evaluation does not play", lambda s: s["blocks"].update(stockfish={}), "'stockfish'"),
+    ("a field beside the blocks", lambda s: s.update(note="hi"), "beside format, settings and blocks"),
+]
+
+
+@pytest.mark.parametrize(("change", "says"), [pytest.param(c, m, id=i) for i, c, m in FORGED_STATES])
+def test_a_forged_state_file_is_refused_naming_the_file_and_the_problem(
+        state_file: dict[str, Any], tmp_path: pathlib.Path, change: Callable[[dict[str, Any]], None],
+        says: str) -> None:
+    saved = copy.deepcopy(state_file)
+    change(saved)
+    path = tmp_path / "run.state.json"
+    path.write_text(json.dumps(saved))
+    with pytest.raises(PopeJoanError) as refused:
+        resume_from(path)
+    message = str(refused.value)
+    assert message.startswith(f"cannot resume from {path}: ") and says in message, message
+    assert len(message.splitlines()) == 1 and len(message) < 600, message
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("NaN", "NaN is not a finite number"),
+    ("Infinity", "Infinity is not a finite number"),
+    ("-Infinity", "-Infinity is not a finite number"),
+    ("1" * 5000, "digits"),
+])
+def test_numbers_json_reads_but_an_evaluation_never_writes_are_refused(
+        state_file: dict[str, Any], tmp_path: pathlib.Path, text: str, says: str) -> None:
+    saved = copy.deepcopy(state_file)
+    _block(saved)["agent_net"][0] = "@@"
+    path = tmp_path / "run.state.json"
+    path.write_text(json.dumps(saved).replace('"@@"', text))
+    with pytest.raises(PopeJoanError, match=f"cannot resume from {re.escape(str(path))}: .*{says}"):
+        resume_from(path)
+
+
+def test_a_state_file_that_names_a_match_twice_or_nests_deep_is_refused(
+        state_file: dict[str, Any], tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "run.state.json"
+    text = json.dumps(state_file)
+    path.write_text(text.replace('"blocks": {', '"blocks": {"random": {}, ', 1))  # json keeps the last of two
+    with pytest.raises(PopeJoanError, match="'random' is given twice"):
+        resume_from(path)
+    path.write_text(text.replace('"blocks": {', '"blocks": {"x": ' + "[" * 100_000 + "]" * 100_000 + ", ", 1))
+    with pytest.raises(PopeJoanError, match="nested too deep"):
+        resume_from(path)
+    for other in ("[]", '"text"', "3", "null", json.dumps({"format": "popejoan-evaluation-state/1"})):
+        path.write_text(other)
+        with pytest.raises(PopeJoanError, match=re.escape(str(path))):
+            resume_from(path)
+
+
+def test_a_genuine_state_file_and_a_reference_pair_of_other_ratings_resume(
+        state_file: dict[str, Any], tmp_path: pathlib.Path) -> None:
+    saved = copy.deepcopy(state_file)
+    saved["blocks"]["pimc-random"] = {"0": _block(saved)}  # played with other --ratings: kept out of the report
+    path = tmp_path / "run.state.json"
+    path.write_text(json.dumps(saved))
+    state = resume_from(path)
+    assert list(state.blocks["random"]) == [0] and "pimc-random" not in state.blocks
+    assert state.blocks["random"][0]["margin"] == _block(state_file)["margin"]
+
+
+def test_a_report_never_shows_more_deals_than_its_plan(state_file: dict[str, Any], tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: a fourth block in a 150-deal state file made a report of 200 deals, silently."""
+    saved = copy.deepcopy(state_file)
+    saved["blocks"]["random"]["3"] = _block(saved)
+    prefix = tmp_path / "run"
+    pathlib.Path(f"{prefix}.state.json").write_text(json.dumps(saved))
+    status, _, err = run_main(["evaluate", "lowest", "--deals", "150", "--opponents", "random", "--quiet",
+                               "--out", str(prefix)], capsys)
+    assert status == 2 and f"cannot resume from {prefix}.state.json: it holds random block '3'" in err, err
+    assert_one_line(err)
+    assert not pathlib.Path(f"{prefix}.json").exists() and not pathlib.Path(f"{prefix}.txt").exists()
+
+
+def test_a_state_that_lacks_or_adds_blocks_gives_no_series() -> None:
+    from popejoan_env.evaluate import runner
+
+    settings = runner.settings("lowest", "modern", 4, 100, ["random"])
+    state = runner.State(None, settings)
+    with pytest.raises(PopeJoanError, match=r"holds blocks \[\], not the 2 blocks 0 to 1 of its plan"):
+        state.series("random")
+    state.blocks["random"] = {0: {}, 1: {}, 2: {}}
+    with pytest.raises(PopeJoanError, match=r"holds blocks \[0, 1, 2\], not the 2 blocks"):
+        state.timing("random")
+
+
+@pytest.mark.parametrize("preset", ["modern", "victorian"])
+@pytest.mark.parametrize("seats", [3, 4, 5, 8])
+def test_no_deal_moves_more_counters_than_its_bounds(preset: str, seats: int) -> None:
+    """``resume.deal_bounds`` holds on random deals of every table, and comes near (the bounds are real ones)."""
+    from popejoan_env.engine import Deal
+    from popejoan_env.evaluate.resume import deal_bounds, max_decisions
+    from popejoan_env.evaluate import dealset
+    from popejoan_env.rules import Rules
+
+    rules = Rules.preset(preset)
+    low, high = deal_bounds(rules, seats)
+    rng = np.random.default_rng(seats)
+    seen = []
+    plays = 0
+    for d in range(400):
+        deal = Deal.new(rules, seats, d % seats, rng)
+        deal.play_out(lambda deal, legal: legal[int(rng.integers(len(legal)))])
+        seen += deal.delta
+        plays = max(plays, len(deal.plays))
+    assert low <= min(seen) and max(seen) <= high
+    assert max(seen) > high / 3 and min(seen) < low / 3
+    assert plays * dealset.BLOCK * 2 * seats <= max_decisions(rules, seats)

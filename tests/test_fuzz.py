@@ -1,5 +1,5 @@
 """Property-based fuzzing (hypothesis) of every input boundary: records, record files, rules options, model
-files, command lines, and the three environments' ``reset`` and ``step``.
+files, evaluation state files, command lines, and the three environments' ``reset`` and ``step``.
 
 Each property states the contract of a boundary: whatever comes in, the
 answer is a result or the package's own error (``RecordError``,
@@ -59,8 +59,9 @@ from popejoan_env.nets.model_file import ModelFileError
 from popejoan_env.players.learned import LearnedPlayer, load_player
 from popejoan_env.record import read_records, verify_record
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, Rules
-from test_edges import (  # the model-file builders of the regression tests
-    GOLDEN, GOLDEN_LINES, GOLDEN_RECORDS, a_view, tiny_metadata, tiny_state, weights_bytes, write_model,
+from test_edges import (  # the model-file and state-file builders of the regression tests
+    GOLDEN, GOLDEN_LINES, GOLDEN_RECORDS, STATE_PLAN, a_view, resume_from, tiny_metadata, tiny_state, weights_bytes,
+    write_model,
 )
 
 FUZZ_EXAMPLES = int(os.environ.get("POPEJOAN_FUZZ_EXAMPLES", "0") or 0)
@@ -424,6 +425,67 @@ def test_mutated_model_weights_load_or_raise_model_file_error(
             state[key] = _tensor_like(data.draw, parts[0].get(key, parts[0]["action_net.bias"]))
     path = write_model(tmp_path_factory.getbasetemp() / "fuzz_weights.zip", weights_bytes(state), parts[1])
     _loads_and_plays_or_refuses(path)
+
+
+# ===================================================================== evaluate's state file
+@functools.cache
+def genuine_state() -> str:
+    """The text of a real state file: ``STATE_PLAN`` (3 blocks against random) stopped after its first block."""
+    import tempfile
+
+    from popejoan_env.evaluate.command import evaluate_agent
+
+    def stop(name: str, block: int) -> None:
+        raise KeyboardInterrupt
+
+    with tempfile.TemporaryDirectory() as folder:
+        prefix = os.path.join(folder, "run")
+        with contextlib.suppress(KeyboardInterrupt):
+            evaluate_agent(STATE_PLAN["agent"], deals=STATE_PLAN["deals"], opponents=STATE_PLAN["opponents"],
+                           out=prefix, on_block=stop)
+        return pathlib.Path(prefix + ".state.json").read_text()
+
+
+def _resumes_within_the_plan_or_refuses(path: pathlib.Path) -> None:
+    """The state resumes with blocks of the plan that a deal can give, or is one ``StateFileError``."""
+    from popejoan_env.evaluate.resume import SERIES, StateFileError, deal_bounds
+
+    try:
+        state = resume_from(path)
+    except StateFileError as err:
+        assert len(str(err).splitlines()) == 1 and str(err).count(str(path)) == 1
+        return
+    low, high = deal_bounds(Rules.preset("modern"), 4)
+    for name, blocks in state.blocks.items():
+        assert set(blocks) <= {0, 1, 2}, (name, sorted(blocks))
+        for block in blocks.values():
+            assert all(len(block[k]) == 50 and np.isfinite(block[k]).all() for k in SERIES)
+            assert all(low <= x <= high for k in ("agent_net", "opponent_net") for x in block[k])
+
+
+@fuzz(150)
+@given(data=st.data())
+def test_mutated_state_file_resumes_within_the_plan_or_is_refused(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject,
+) -> None:
+    changed = data.draw(mutated(json.loads(genuine_state())))
+    try:
+        text = json.dumps(changed)
+    except (ValueError, RecursionError):  # a value too deep to write: what such a file would hold
+        text = data.draw(st.sampled_from(["[" * 5000, '{"a":[' * 5000, "1" * 5000]))
+    path = tmp_path_factory.getbasetemp() / "fuzz.state.json"
+    path.write_text(text)
+    _resumes_within_the_plan_or_refuses(path)
+
+
+@fuzz(100)
+@given(data=st.data())
+def test_state_file_bytes_resume_within_the_plan_or_are_refused(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject,
+) -> None:
+    path = tmp_path_factory.getbasetemp() / "fuzz_bytes.state.json"
+    path.write_bytes(data.draw(mutated_bytes(genuine_state().encode())))
+    _resumes_within_the_plan_or_refuses(path)
 
 
 # ===================================================================== command lines
