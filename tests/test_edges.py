@@ -1217,3 +1217,170 @@ def test_no_deal_moves_more_counters_than_its_bounds(preset: str, seats: int) ->
     assert low <= min(seen) and max(seen) <= high
     assert max(seen) > high / 3 and min(seen) < low / 3
     assert plays * dealset.BLOCK * 2 * seats <= max_decisions(rules, seats)
+
+
+# ===================================================================== 8. plain SB3 zips and adopt()
+def plain_data(hidden: tuple[int, ...] = (8,), timesteps: int = 256) -> dict[str, Any]:
+    """SB3's ``data`` JSON of a MaskablePPO MlpPolicy on the Gym view, as ``model.save`` writes it (the pickled
+    ``:serialized:`` entries left out: they are never read)."""
+    return {
+        "policy_class": {":type:": "<class 'abc.ABCMeta'>", "__module__": "sb3_contrib.common.maskable.policies",
+                         "__init__": "<function MaskableActorCriticPolicy.__init__ at 0x7f0>"},
+        "observation_space": {":type:": "<class 'gymnasium.spaces.box.Box'>", "dtype": "float32",
+                              "_shape": [OBS_SIZE], "low_repr": "0.0", "high_repr": "1.0", "_np_random": None},
+        "action_space": {":type:": "<class 'gymnasium.spaces.discrete.Discrete'>", "dtype": "int64", "n": "52",
+                         "start": "0", "_shape": [], "_np_random": "Generator(PCG64)"},
+        "policy_kwargs": {"net_arch": list(hidden)},
+        "num_timesteps": timesteps,
+    }
+
+
+def write_plain(path: pathlib.Path, data: bytes | Any, weights: bytes | None = None) -> pathlib.Path:
+    """A zip laid out as SB3's ``model.save`` writes one: ``data``, ``policy.pth``, no ``popejoan.json``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("data", data if isinstance(data, bytes) else json.dumps(data))
+        archive.writestr("policy.pth", weights if weights is not None else weights_bytes(tiny_state((8,))))
+        archive.writestr("_stable_baselines3_version", "2.9.2")
+    return path
+
+
+def _plain_with(key: str, field: str | None, value: Any) -> dict[str, Any]:
+    data = plain_data()
+    if field is None:
+        data[key] = value
+    else:
+        data[key][field] = value
+    return data
+
+
+def test_a_hand_made_plain_zip_plays(tmp_path: pathlib.Path) -> None:
+    path = write_plain(tmp_path / "plain.zip", plain_data())
+    meta = read_metadata(path)
+    assert meta["plain_sb3"] and meta["timesteps"] == 256 and meta["net_arch"] == [8]
+    view = a_view()
+    assert make_player(str(path)).act(view) in view.legal
+
+
+@pytest.mark.parametrize(("key", "field", "value", "says"), [
+    ("num_timesteps", None, "1" * 5000, "num_timesteps is '1111"),  # ValueError: Python's 4,300-digit limit
+    ("num_timesteps", None, -5, "num_timesteps must be an integer 0..9,223,372,036,854,775,807, got -5"),
+    ("num_timesteps", None, 12.5, "got 12.5"),
+    ("num_timesteps", None, 2**63, "got 9223372036854775808"),
+    ("num_timesteps", None, True, "got True"),
+    ("action_space", "n", "\u00b2", "n is '\u00b2', not a whole number"),  # ValueError before: int('²')
+    ("action_space", "n", "\u0665\u0662", "written in ASCII digits"),  # Arabic-Indic 52: read as 52 before
+    ("action_space", "n", "5" * 5000, "written in ASCII digits"),
+    ("action_space", "n", " 52", "written in ASCII digits"),
+    ("action_space", "start", "1", "start=1): its actions are not the card ids"),  # every card one off before
+    ("action_space", ":type:", "<class 'my.spaces.discrete.DiscreteLookalike'>", "not Discrete(52)"),
+    ("action_space", ":type:", "x" * 100_000, "xxx..."),
+    ("observation_space", "_shape", "[\u0661\u0662\u0668\u0665]", "not the Gym view's Box"),  # read as 1285 before
+    ("observation_space", "_shape", "[" + "1" * 5000 + "]", "shape is '111"),
+    ("observation_space", "_shape", [1285.0], "shape must be an integer"),
+    ("observation_space", ":type:", "<class 'mine.BoxOfTricks'>", "not the Gym view's Box"),
+    ("policy_kwargs", "net_arch", [10**4000], "a layer width must be an integer 1..16,777,216"),
+    ("policy_kwargs", "net_arch", [8.0], "a layer width must be an integer"),
+    ("policy_kwargs", "net_arch", "8", "is not a list of layer widths"),
+])
+def test_every_number_of_a_plain_zip_is_read_by_the_checked_reader(
+        tmp_path: pathlib.Path, key: str, field: str | None, value: Any, says: str) -> None:
+    path = write_plain(tmp_path / "bad" / "model.zip", _plain_with(key, field, value))
+    for read in (read_metadata, lambda p: make_player(str(p))):
+        with pytest.raises(ModelFileError) as refused:
+            read(path)
+        assert says in str(refused.value) and len(str(refused.value)) < 400, str(refused.value)[:500]
+
+
+def test_a_bad_model_file_is_left_out_of_the_web_list_with_one_log_line(
+        tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Before: one plain zip with a 5,000-digit num_timesteps broke the options list for everybody."""
+    import logging
+
+    from popejoan_env.web.games import GameManager
+
+    models = tmp_path / "models"
+    (models / "good").mkdir(parents=True)
+    tiny_model(models / "good" / "model.zip")
+    write_plain(models / "huge" / "model.zip", _plain_with("num_timesteps", None, "9" * 5000))
+    write_plain(models / "arabic" / "model.zip", _plain_with("action_space", "n", "\u0665\u0662"))
+    (models / "junk").mkdir()
+    (models / "junk" / "model.zip").write_bytes(b"PK\x03\x04 not a zip")
+    manager = GameManager(models_dir=models, seed=0)
+    with caplog.at_level(logging.WARNING, logger="popejoan.web"):
+        options = manager.options()
+        assert manager.options() == options  # read once: one log line per file, not per request
+    assert [m["path"] for m in options["models"] if m["name"] != "shipped"] == ["models/good/model.zip"]
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 3 and all("left out of the models offered" in line for line in lines), lines
+    assert all(len(line.splitlines()) == 1 for line in lines)
+
+
+def _adopt_case(tmp_path: pathlib.Path, **kwargs: Any) -> tuple[pathlib.Path, dict[str, Any]]:
+    source = write_plain(tmp_path / "run" / "model.zip", plain_data())
+    return source, {"out": tmp_path / "adopted.zip", **kwargs}
+
+
+@pytest.mark.parametrize(("kwargs", "says"), [
+    ({"players": [4.7]}, "players: a table size must be an integer 3..8, got 4.7"),  # played as 4 before
+    ({"players": "34"}, "players must be a list of table sizes"),  # read as [3, 4] before
+    ({"players": [True]}, "got True"),
+    ({"rules": {"preset": "modern", "pack": "small"}, "players": [4]}, "pack=small is dealt to 3 players"),
+    ({"architecture": "suits"}, "extra fields ['architecture'] would replace"),
+    ({"net_arch": [1]}, "extra fields ['net_arch'] would replace"),
+    ({"obs_size": 3, "note": "x"}, "extra fields ['obs_size'] would replace"),
+    ({"plain_sb3": True}, "extra fields ['plain_sb3'] would replace"),
+    ({"note": object()}, "extra fields must be JSON values"),  # a TypeError from json.dumps before
+    ({"note": float("nan")}, "extra fields must be JSON values"),
+])
+def test_adopt_refuses_what_cannot_be_written_and_writes_nothing(
+        tmp_path: pathlib.Path, kwargs: dict[str, Any], says: str) -> None:
+    from popejoan_env.nets.sb3_zip import adopt
+
+    source, given = _adopt_case(tmp_path, **kwargs)
+    before = source.read_bytes()
+    with pytest.raises(ModelFileError, match=re.escape(says)):
+        adopt(source, **given)
+    assert not given["out"].exists() and source.read_bytes() == before
+
+
+def test_adopt_refuses_weights_that_cannot_play_and_an_output_that_is_a_directory(tmp_path: pathlib.Path) -> None:
+    from popejoan_env.nets.sb3_zip import adopt
+
+    state = tiny_state((8,))
+    state["action_net.bias"] = torch_nan_like(state["action_net.bias"])
+    nan = write_plain(tmp_path / "nan" / "model.zip", plain_data(), weights_bytes(state))
+    with pytest.raises(ModelFileError, match="NaN or infinite"):
+        adopt(nan, out=tmp_path / "nan.zip")  # written before: the weights were never read
+    wrong = write_plain(tmp_path / "wrong" / "model.zip", plain_data((16,)))
+    with pytest.raises(ModelFileError, match=r"net_arch \[16\] does not match the weights"):
+        adopt(wrong, out=tmp_path / "wrong.zip")
+    assert not (tmp_path / "nan.zip").exists() and not (tmp_path / "wrong.zip").exists()
+    good = write_plain(tmp_path / "good" / "model.zip", plain_data())
+    (tmp_path / "folder.zip").mkdir()
+    (tmp_path / "folder").mkdir()
+    for out in (tmp_path / "folder.zip", tmp_path / "folder", f"{tmp_path / 'folder'}{os.sep}"):
+        with pytest.raises(ModelFileError, match="is a directory; give a file name"):
+            adopt(good, out=out)
+    assert sorted(p.name for p in (tmp_path / "folder").iterdir()) == []
+    with pytest.raises(ModelFileError, match="no such file"):  # "not a zip Stable-Baselines3 saved" before
+        adopt(tmp_path / "missing.zip")
+    with pytest.raises(ModelFileError, match="a directory, not a model file"):
+        adopt(tmp_path / "folder")
+    written = adopt(good, rules="victorian", players=[5], out=tmp_path / "adopted.zip", note="mine")
+    meta = read_metadata(written)
+    assert meta["players"] == [5] and meta["note"] == "mine" and "plain_sb3" not in meta
+
+
+def torch_nan_like(tensor: Any) -> Any:
+    """``tensor`` with a NaN in its first value."""
+    out = tensor.clone()
+    out.view(-1)[0] = float("nan")
+    return out
+
+
+def test_a_model_file_for_a_table_its_rules_cannot_deal_is_refused(tmp_path: pathlib.Path) -> None:
+    meta = dict(tiny_metadata(), rules={"preset": "modern", "pack": "small"}, players=[3, 4])
+    path = write_model(tmp_path / "small4.zip", weights_bytes(tiny_state((8,))), meta)
+    with pytest.raises(ModelFileError, match="a table no deal can be played at: pack=small is dealt to 3 players"):
+        read_metadata(path)

@@ -56,12 +56,13 @@ from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError, RecordError, RulesError
 from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv
 from popejoan_env.nets.model_file import ModelFileError
+from popejoan_env.nets.policy import read_metadata
 from popejoan_env.players.learned import LearnedPlayer, load_player
 from popejoan_env.record import read_records, verify_record
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, Rules
 from test_edges import (  # the model-file and state-file builders of the regression tests
-    GOLDEN, GOLDEN_LINES, GOLDEN_RECORDS, STATE_PLAN, a_view, resume_from, tiny_metadata, tiny_state, weights_bytes,
-    write_model,
+    GOLDEN, GOLDEN_LINES, GOLDEN_RECORDS, STATE_PLAN, a_view, plain_data, resume_from, tiny_metadata, tiny_state,
+    weights_bytes, write_model, write_plain,
 )
 
 FUZZ_EXAMPLES = int(os.environ.get("POPEJOAN_FUZZ_EXAMPLES", "0") or 0)
@@ -425,6 +426,46 @@ def test_mutated_model_weights_load_or_raise_model_file_error(
             state[key] = _tensor_like(data.draw, parts[0].get(key, parts[0]["action_net.bias"]))
     path = write_model(tmp_path_factory.getbasetemp() / "fuzz_weights.zip", weights_bytes(state), parts[1])
     _loads_and_plays_or_refuses(path)
+
+
+@fuzz(150)
+@given(data=st.data())
+def test_mutated_plain_sb3_data_loads_or_raises_model_file_error(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject,
+) -> None:
+    weights = model_parts()[3]
+    changed = data.draw(mutated(plain_data()))
+    try:
+        text = json.dumps(changed).encode()
+    except (ValueError, RecursionError):  # a value too deep to write: what such a file would hold
+        text = data.draw(st.sampled_from([b"[" * 5000, b'{"a":[' * 5000, b"\xff\xfe", b"1" * 5000]))
+    path = write_plain(tmp_path_factory.getbasetemp() / "fuzz_plain" / "model.zip", text, weights)
+    _loads_and_plays_or_refuses(path)
+
+
+adopt_values = junk | st.sampled_from([[3], [4, 5], [9], "34", [4.0], [True], "modern", "victorian",
+                                       {"preset": "modern", "pack": "small"}, ["modern", "victorian"]])
+
+
+@fuzz(60)
+@given(rules=adopt_values, players=adopt_values,
+       extra=st.dictionaries(st.sampled_from(["note", "architecture", "net_arch", "seed", "timesteps", "format"]),
+                             junk, max_size=2))
+def test_adopt_writes_a_model_that_plays_or_refuses_writing_nothing(
+    tmp_path_factory: pytest.TempPathFactory, rules: Any, players: Any, extra: dict[str, Any],
+) -> None:
+    from popejoan_env.nets.sb3_zip import adopt
+
+    folder = tmp_path_factory.mktemp("adopt")
+    source = write_plain(folder / "run" / "model.zip", plain_data(), model_parts()[3])
+    out = folder / "adopted.zip"
+    try:
+        written = adopt(source, rules=rules, players=players, out=out, **extra)
+    except PopeJoanError as err:
+        assert not out.exists() and len(str(err).splitlines()) == 1
+        return
+    _loads_and_plays_or_refuses(pathlib.Path(written))
+    assert "plain_sb3" not in read_metadata(written)
 
 
 # ===================================================================== evaluate's state file
