@@ -529,6 +529,64 @@ def test_state_file_bytes_resume_within_the_plan_or_are_refused(
     _resumes_within_the_plan_or_refuses(path)
 
 
+# ===================================================================== Ray addresses that are not Ray
+@contextlib.contextmanager
+def _responder(reply: bytes, close: bool) -> Any:
+    """A loopback port whose every connection gets ``reply`` after the client's first bytes, then is closed
+    (``close``) or left open and silent."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[Any] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn = server.accept()[0]
+            except OSError:
+                return
+            held.append(conn)
+            try:
+                conn.recv(24)
+                conn.sendall(reply)
+                if close:
+                    conn.close()
+            except OSError:
+                pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield int(server.getsockname()[1])
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+
+
+@fuzz(8)
+@given(reply=st.binary(max_size=64) | st.builds(lambda tail: bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]) + tail,
+                                                 st.binary(max_size=64)),
+       close=st.booleans(), client=st.booleans())
+def test_an_address_answering_anything_but_ray_is_refused_within_the_probe_time(
+        reply: bytes, close: bool, client: bool) -> None:
+    import time
+
+    from popejoan_env import cluster
+
+    from unittest import mock
+
+    # A shorter probe time, so the examples that wait for it run quickly; the time bound is the same rule.
+    with _responder(reply, close) as port, mock.patch.object(cluster, "PROBE_SECONDS", 0.5):
+        start = time.perf_counter()
+        with pytest.raises(cluster.ClusterError, match="is not Ray") as refused:
+            cluster._probe(f"{'ray://' if client else ''}127.0.0.1:{port}")
+        assert time.perf_counter() - start < 2 * cluster.PROBE_SECONDS + 2
+        assert len(str(refused.value).splitlines()) == 1
+
+
 # ===================================================================== command lines
 @pytest.fixture(scope="module")
 def cli_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
