@@ -1384,3 +1384,98 @@ def test_a_model_file_for_a_table_its_rules_cannot_deal_is_refused(tmp_path: pat
     path = write_model(tmp_path / "small4.zip", weights_bytes(tiny_state((8,))), meta)
     with pytest.raises(ModelFileError, match="a table no deal can be played at: pack=small is dealt to 3 players"):
         read_metadata(path)
+
+
+# ===================================================================== 9. train: --quick and flags that cannot run
+def _train_args(flags: list[str]) -> Any:
+    """``popejoan train``'s Args from ``flags`` as the command reads them (``--quick`` applied)."""
+    pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
+    from popejoan_env.training import ppo
+
+    return ppo.apply_quick(*ppo.parse_given(ppo.Args, flags, ""))
+
+
+@pytest.mark.parametrize("field", ["run_name", "imitate_deals", "rollout_deals", "eval_deals", "final_eval_deals",
+                                   "final_eval_opponents"])
+def test_quick_never_overrides_a_flag_given_even_at_its_default(field: str) -> None:
+    """Before: ``--quick --imitate-deals 60000`` trained on 3,000 deals, since 60,000 is the default."""
+    from popejoan_env.training import ppo
+
+    default = getattr(ppo.Args(), field)
+    flag = "--" + field.replace("_", "-")
+    args = _train_args(["--quick", flag, str(default)])
+    assert getattr(args, field) == default
+    others = {k: v for k, v in ppo.QUICK.items() if k != field}
+    assert all(getattr(args, k) == v for k, v in others.items())  # the flags not given take --quick's values
+
+
+def test_quick_knows_a_given_flag_however_it_is_written() -> None:
+    assert _train_args(["--quick", "--imitate-dea", "60000"]).imitate_deals == 60_000  # argparse's abbreviation
+    assert _train_args(["--imitate-deals=60000", "--quick"]).imitate_deals == 60_000
+    assert _train_args(["--quick", "--run-name", "quick"]).run_name == "quick"
+    assert _train_args(["--quick"]).imitate_deals == 3_000 and _train_args([]).imitate_deals == 60_000
+
+
+TRAIN_COMBINATIONS = [
+    (["--rules-option", "pack=small", "--players", "3", "--rollout-deals", "0"],
+     "--vec-env batch steps the envs in the batch engine, which plays the full pack only"),
+    (["--net-arch", "0"], "--net-arch takes positive layer widths, got '0'"),
+    (["--balance-range", "0,100000000"], "--balance-range 0,100000000: balance_range must lie within ±524,288"),
+    (["--total-timesteps", "512", "--n-envs", "1", "--n-steps", "1"], "a rollout of 1 (--n-envs 1 x --n-steps 1)"),
+    (["--total-timesteps", "512", "--batch-size", "1"], "minibatches of --batch-size 1 leaves one of 1"),
+    (["--total-timesteps", "512", "--n-envs", "8", "--n-steps", "64", "--batch-size", "511"],
+     "a rollout of 512 (--n-envs 8 x --n-steps 64) in minibatches of --batch-size 511"),
+    (["--actor", "mlp", "--net-arch", "14000"], "holds 36,750,053 values; a model file holds at most 16,515,072"),
+    (["--actor-arch", "128,4096,4096"], "and --actor-arch 128,4096,4096 holds"),
+]
+
+
+@pytest.mark.parametrize(("flags", "says"), TRAIN_COMBINATIONS, ids=lambda x: " ".join(x)[:40] if isinstance(x, list)
+                         else None)
+def test_train_refuses_flags_that_cannot_run_together_before_any_work(flags: list[str], says: str) -> None:
+    """Before: each was refused after the run's directory was cleared (the batch engine, a zero width, the balance
+    bound), crashed in PPO's first update (a rollout of one decision), trained to NaN weights that no loader reads
+    (a minibatch of one decision), or wrote a model.zip too large to read back."""
+    from popejoan_env.training import ppo
+
+    with pytest.raises(PopeJoanError, match=re.escape(says)):
+        ppo.check_args(_train_args(flags))
+
+
+def test_a_refused_combination_writes_nothing(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
+    run = tmp_path / "models" / "mine"
+    run.mkdir(parents=True)
+    (run / "model.zip").write_bytes(b"an earlier run's model")
+    status, _, err = run_main(["train", "--rules-option", "pack=small", "--players", "3", "--rollout-deals", "0",
+                               "--output-dir", str(tmp_path / "models"), "--run-name", "mine"], capsys)
+    assert status == 2 and "full pack only" in err
+    assert_one_line(err)
+    assert sorted(p.name for p in run.iterdir()) == ["model.zip"]  # the earlier run is not cleared
+
+
+def test_policy_values_counts_what_the_policies_hold() -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("sb3_contrib")
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from popejoan_env.batch_observation import HIDDEN_SIZE
+    from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy, policy_values
+
+    def box(n: int) -> Any:
+        return spaces.Box(-np.inf, np.inf, shape=(n,), dtype=np.float32)
+
+    def held(policy: Any) -> int:
+        return sum(v.numel() for v in policy.state_dict().values())
+
+    torch.set_num_threads(1)
+    arch = dict(pi=[16, 8], vf=[16, 8])
+    for oracle in (False, True):
+        features = OBS_SIZE + (HIDDEN_SIZE if oracle else 0)
+        mlp = (OraclePolicy if oracle else MaskableActorCriticPolicy)(box(features), spaces.Discrete(52),
+                                                                       lambda _: 0.0, net_arch=arch)
+        assert held(mlp) == policy_values("mlp", [16, 8], [], features)
+        suits = SuitsPolicy(box(features), spaces.Discrete(52), lambda _: 0.0, net_arch=arch, actor_arch=[8, 12, 6],
+                            activation="tanh")
+        assert held(suits) == policy_values("suits", [16, 8], [8, 12, 6], features)

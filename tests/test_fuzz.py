@@ -696,6 +696,31 @@ def test_command_line_exits_0_1_or_2_with_one_line(
         assert argv[0] == "verify" and err.strip(), (argv, err)
 
 
+QUICK_CHOICES = {"run_name": ["ppo_modern_4p", "quick", "mine"], "imitate_deals": [60_000, 3_000, 0, 7],
+                 "rollout_deals": [25_000, 1_000, 0, 5], "eval_deals": [200, 100, 2], "final_eval_deals": [300, 100, 0],
+                 "final_eval_opponents": ["random,lowest,stops_first,pool_hunter,pimc", "random,stops_first,pimc",
+                                          "lowest"]}
+"""For each field ``--quick`` sets: its default, its quick value, and others."""
+
+
+@fuzz(40)
+@given(chosen=st.dictionaries(st.sampled_from(sorted(QUICK_CHOICES)), st.integers(0, 3), max_size=6),
+       quick=st.booleans(), quick_first=st.booleans())
+def test_quick_keeps_every_flag_given_and_sets_the_others(chosen: dict[str, int], quick: bool,
+                                                         quick_first: bool) -> None:
+    pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
+    from popejoan_env.training import ppo
+
+    given = {field: QUICK_CHOICES[field][k % len(QUICK_CHOICES[field])] for field, k in chosen.items()}
+    flags = [word for field, value in given.items() for word in ("--" + field.replace("_", "-"), str(value))]
+    flags = (["--quick"] + flags if quick_first else flags + ["--quick"]) if quick else flags
+    args = ppo.apply_quick(*ppo.parse_given(ppo.Args, flags, ""))
+    defaults = ppo.Args()
+    for field in QUICK_CHOICES:
+        expected = given[field] if field in given else ppo.QUICK[field] if quick else getattr(defaults, field)
+        assert getattr(args, field) == expected, (field, flags)
+
+
 # ===================================================================== environments: snapshots
 _CACHES = {"_prev_obs", "_prev_info"}
 """Wrapper attributes that only cache what ``observe`` recomputes: not part of the state."""

@@ -75,6 +75,9 @@ MAX_WEIGHTS_BYTES = 64 * 2**20
 """Largest ``policy.pth`` read, unpacked (the shipped 128x128 model's is 0.9 MB)."""
 MAX_WEIGHT_ELEMENTS = MAX_WEIGHTS_BYTES // 4
 """Most values all the tensors of ``policy.pth`` may hold together (as many float32 as ``MAX_WEIGHTS_BYTES``)."""
+MAX_NETWORK_VALUES = (MAX_WEIGHTS_BYTES - 2**20) // 4
+"""Most values a network may hold to be saved as a model file that reads back: float32 values within
+``MAX_WEIGHTS_BYTES``, less 1 MiB for ``torch.save``'s own bytes (about 400 a tensor)."""
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 """The hidden activations a model may name, as numpy functions (the player's forward applies them)."""
 MAX_COUNT = 2**63 - 1
@@ -505,7 +508,8 @@ def read_sb3_zip(path: str | os.PathLike[str], weights: bool = True) -> tuple[di
 
 
 __all__ = [
-    "ACTIVATIONS", "CHECKED_FIELDS", "MAX_COUNT", "MAX_MEMBERS", "MAX_METADATA_BYTES", "MAX_WEIGHTS_BYTES",
+    "ACTIVATIONS", "CHECKED_FIELDS", "MAX_COUNT", "MAX_MEMBERS", "MAX_METADATA_BYTES", "MAX_NETWORK_VALUES",
+    "MAX_WEIGHTS_BYTES",
     "MAX_WEIGHT_ELEMENTS", "META_NAME", "MODEL_FORMAT", "ModelFileError", "ModelMismatchError", "WEIGHTS_NAME",
     "check_layout", "check_metadata", "linear", "load_weights", "mlp_actor", "model_metadata", "read_count",
     "read_metadata", "read_model", "rules_field", "save_model", "save_state_dict", "tensor", "trained_rules",
