@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import multiprocessing
-import multiprocessing.pool
 import signal
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    import multiprocessing.pool
 
 INTERRUPTED = 130
 """The exit status of a command stopped by Ctrl-C: 128 + SIGINT, as a shell reports a process it ended."""
@@ -33,6 +34,8 @@ def leave_interrupts_to_parent() -> None:
 def fork_pool(workers: int) -> multiprocessing.pool.Pool:
     """A pool of ``workers`` forked processes that leave Ctrl-C to the command (``leave_interrupts_to_parent``);
     leaving its ``with`` on an error or a Ctrl-C terminates them."""
+    import multiprocessing
+
     return multiprocessing.get_context("fork").Pool(workers, initializer=leave_interrupts_to_parent)
 
 

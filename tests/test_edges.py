@@ -1479,3 +1479,106 @@ def test_policy_values_counts_what_the_policies_hold() -> None:
         suits = SuitsPolicy(box(features), spaces.Discrete(52), lambda _: 0.0, net_arch=arch, actor_arch=[8, 12, 6],
                             activation="tanh")
         assert held(suits) == policy_values("suits", [16, 8], [8, 12, 6], features)
+
+
+# ===================================================================== 10. refusals that name their real cause
+@pytest.mark.parametrize(("key", "layout"), [("action_net.weight", "sparse_coo"),
+                                             ("mlp_extractor.value_net.0.weight", "sparse_coo"),
+                                             ("mlp_extractor.policy_net.0.weight", "sparse_csr")])
+def test_a_sparse_tensor_in_a_model_file_is_named(tmp_path: pathlib.Path, key: str, layout: str) -> None:
+    """Before: "not a readable model file (not a zip archive or truncated): Cannot access storage of ..."."""
+    import warnings
+
+    state = tiny_state((8,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch: "Sparse CSR tensor support is in beta state"
+        state[key] = state[key].to_sparse() if layout == "sparse_coo" else state[key].to_sparse_csr()
+    path = write_model(tmp_path / "sparse.zip", weights_bytes(state), tiny_metadata((8,)))
+    with pytest.raises(ModelFileError, match=rf"{re.escape(key)} is a {layout} tensor; a model file holds dense"):
+        load_player(path)
+
+
+def test_a_records_file_whose_name_and_bytes_disagree_on_gzip_is_named(tmp_path: pathlib.Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: "line 1: not UTF-8 text" for a gzip file without .gz, "Not a gzipped file (b'{\\"')" the other way."""
+    packed = tmp_path / "deals.jsonl"
+    packed.write_bytes(gzip.compress(GOLDEN.read_bytes()))
+    with pytest.raises(RecordError, match=r"deals\.jsonl is gzip-compressed \(it starts with gzip's bytes 1f 8b\) "
+                                          r"but its name does not end in \.gz"):
+        list(read_records(packed))
+    plain = tmp_path / "deals.jsonl.gz"
+    plain.write_bytes(GOLDEN.read_bytes())
+    with pytest.raises(RecordError, match=r"deals\.jsonl\.gz ends in \.gz but is not gzip-compressed"):
+        list(read_records(plain))
+    status, _, err = run_main(["verify", str(packed)], capsys)
+    assert status == 1 and "is gzip-compressed" in err
+    assert_one_line(err)
+    packed.rename(tmp_path / "deals.jsonl.gz")
+    assert len(list(read_records(tmp_path / "deals.jsonl.gz"))) == len(GOLDEN_RECORDS)
+
+
+@pytest.fixture
+def comma_model(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A readable model file whose path holds a comma (``a,b/model.zip``, relative to the test's directory)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a,b").mkdir()
+    tiny_model(tmp_path / "a,b" / "model.zip")
+    return "a,b/model.zip"
+
+
+@pytest.mark.parametrize("argv", [
+    ["benchmark", "--players", "a,b/model.zip,random", "--deals", "2", "--out", "bench"],
+    ["benchmark", "--players", "random,a,b/model.zip", "--deals", "2", "--out", "bench"],
+    ["exploit", "a,b/model.zip", "--minutes", "0.01", "--out", "ex"],
+])
+def test_a_model_path_with_a_comma_is_named_where_a_comma_list_would_split_it(
+        comma_model: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: "no saved model at 'a'" (the path's first half)."""
+    status, _, err = run_main(argv, capsys)
+    assert status == 2 and "'a,b/model.zip'" in err and "comma" in err, err
+    assert_one_line(err)
+    assert not os.path.exists("bench.json") and not os.path.exists("ex")
+
+
+def test_train_mixes_and_spec_parameters_name_a_comma_in_a_model_path(comma_model: str) -> None:
+    pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
+    from popejoan_env.opponents import OpponentMixError, parse_mix
+    from popejoan_env.training import ppo
+
+    with pytest.raises(OpponentMixError, match=r"the model path 'a,b/model\.zip' holds a comma"):
+        parse_mix("a,b/model.zip:0.5,random:0.5")
+    with pytest.raises(PopeJoanError, match=r"--eval-opponents: the model path 'a,b/model\.zip' holds a comma"):
+        ppo.check_args(_train_args(["--eval-opponents", "random,a,b/model.zip"]))
+    with pytest.raises(PopeJoanError, match="a model path with a comma cannot be a spec's parameter"):
+        make_player("pimc_net:model=a,b/model.zip")
+    assert make_player(comma_model).name  # alone, as evaluate's AGENT, it is one player
+
+
+def test_a_spec_keeps_its_parameters_in_comma_lists_and_mixes() -> None:
+    from popejoan_env.opponents import parse_mix
+    from popejoan_env.players.lists import split_specs
+
+    assert split_specs("pimc:samples=8,rollout=greedy, random,,lowest", "--players") == [
+        "pimc:samples=8,rollout=greedy", "random", "lowest"]
+    assert parse_mix("pimc:samples=8,rollout=greedy:0.5,random:0.5") == [
+        ("pimc:samples=8,rollout=greedy", 0.5), ("random", 0.5)]  # before: 'rollout=greedy' was a player
+
+
+@pytest.mark.parametrize("opponents", ["", ",", " , "])
+def test_evaluate_refuses_an_opponents_list_that_names_no_player(
+        opponents: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: an empty list played the whole panel (pimc_net included), without a word."""
+    status, _, err = run_main(["evaluate", "random", "--quick", "--opponents", opponents, "--out",
+                               str(tmp_path / "r"), "--quiet"], capsys)
+    assert status == 2 and "names no player" in err and "leave it out to play them all" in err, err
+    assert_one_line(err)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_model_path_that_is_a_directory_is_named(tmp_path: pathlib.Path) -> None:
+    """Before: "model file '...' does not exist"."""
+    (tmp_path / "run.zip").mkdir()
+    with pytest.raises(ModelFileError, match=r"run\.zip' is a directory, not a model file"):
+        load_player(tmp_path / "run.zip")
+    with pytest.raises(PopeJoanError, match="is a directory, not a model file"):
+        make_player(str(tmp_path / "run.zip"))

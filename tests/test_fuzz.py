@@ -38,6 +38,7 @@ import io
 import json
 import os
 import pathlib
+import re
 import types
 import warnings
 from collections.abc import Callable
@@ -719,6 +720,44 @@ def test_quick_keeps_every_flag_given_and_sets_the_others(chosen: dict[str, int]
     for field in QUICK_CHOICES:
         expected = given[field] if field in given else ppo.QUICK[field] if quick else getattr(defaults, field)
         assert getattr(args, field) == expected, (field, flags)
+
+
+SPEC_POOL = ["random", "lowest", "stops_first", "pimc:samples=8", "pimc:samples=8,rollout=greedy", "self"]
+
+
+@fuzz(60)
+@given(picks=st.lists(st.integers(0, len(SPEC_POOL) + 1), min_size=1, max_size=6), spaces=st.booleans())
+def test_a_comma_list_of_specs_splits_into_them_or_names_a_path_with_a_comma(
+        tmp_path_factory: pytest.TempPathFactory, picks: list[int], spaces: bool) -> None:
+    from popejoan_env.players.base import UnknownPlayerError
+    from popejoan_env.players.lists import split_specs
+
+    folder = tmp_path_factory.getbasetemp() / "specs"
+    plain, comma = folder / "plain" / "model.zip", folder / "x,y" / "model.zip"
+    for path in (plain, comma):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    specs = [SPEC_POOL[k] if k < len(SPEC_POOL) else str(plain if k == len(SPEC_POOL) else comma) for k in picks]
+    text = (", " if spaces else ",").join(specs)
+    if str(comma) in specs:
+        with pytest.raises(UnknownPlayerError, match=f"the model path {re.escape(repr(str(comma)))} holds a comma"):
+            split_specs(text, "--players")
+    else:
+        assert split_specs(text, "--players") == specs
+
+
+@fuzz(40)
+@given(gz=st.booleans(), name_gz=st.booleans(), lines=st.lists(st.integers(0, len(GOLDEN_LINES) - 1), max_size=3))
+def test_a_records_file_reads_when_its_name_says_gzip_as_its_bytes_do_or_names_the_mismatch(
+        tmp_path_factory: pytest.TempPathFactory, gz: bool, name_gz: bool, lines: list[int]) -> None:
+    text = "".join(GOLDEN_LINES[i] + "\n" for i in lines).encode()
+    path = tmp_path_factory.getbasetemp() / ("fuzz_names.jsonl" + (".gz" if name_gz else ""))
+    path.write_bytes(gzip.compress(text) if gz else text)
+    if gz == name_gz or (name_gz and not text):
+        assert [r for _, r in read_records(path)] == [json.loads(GOLDEN_LINES[i]) for i in lines]
+    else:
+        with pytest.raises(RecordError, match="is gzip-compressed" if gz else "is not gzip-compressed"):
+            list(read_records(path))
 
 
 # ===================================================================== environments: snapshots

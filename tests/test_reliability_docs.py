@@ -16,7 +16,8 @@ CHECKED_MODULES = ["popejoan_env.web.app", "popejoan_env.web.games", "popejoan_e
                    "popejoan_env.__main__", "popejoan_env.tournament.runner", "popejoan_env.tournament.schedule",
                    "popejoan_env.simulate", "popejoan_env.players.pimc",
                    "popejoan_env.evaluate.runner", "popejoan_env.players.openspiel_players",
-                   "popejoan_env.envs.openspiel_game", "popejoan_env.evaluate.resume"]
+                   "popejoan_env.envs.openspiel_game", "popejoan_env.evaluate.resume",
+                   "popejoan_env.players.lists"]
 """Modules whose every ``MAX_*`` and ``*_SECONDS`` constant the page must list."""
 NOT_LIMITS = {"popejoan_env.batch.state.MAX_EVENTS"}
 """Constants so named that bound no input (the most awards one deal can make: an array's dimension)."""

@@ -180,7 +180,9 @@ def read_model(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict
     """(metadata, the ``policy.pth`` state_dict as loaded, or None) from a model file, with clear errors."""
     path = os.fspath(path)
     if not os.path.isfile(path):
-        raise ModelFileError(f"model file {path!r} does not exist")
+        why = ("is a directory, not a model file" if os.path.isdir(path) else
+               "is not a regular file" if os.path.exists(path) else "does not exist")
+        raise ModelFileError(f"model file {path!r} {why}")
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
@@ -286,6 +288,12 @@ def check_layout(value: Any, key: str, path: str) -> None:
     of a larger saved tensor is a fine view: it only reads values stored.)
     """
     if hasattr(value, "untyped_storage"):  # a torch tensor
+        layout = str(getattr(value, "layout", "torch.strided"))
+        if layout != "torch.strided" or getattr(value, "is_nested", False):
+            # A sparse (or nested) tensor has no strides nor one storage to check: torch would say only that.
+            kind = "nested" if getattr(value, "is_nested", False) else layout.removeprefix("torch.")
+            raise ModelFileError(f"{path}: {key} is a {kind} tensor; a model file holds dense weights "
+                                 "(torch.strided), as torch.save writes a network's state_dict")
         shape, numel, strides = tuple(value.shape), int(value.numel()), tuple(value.stride())
         last = value.storage_offset() + sum((n - 1) * st for n, st in zip(shape, strides))
         within = value.storage_offset() >= 0 and (last + 1) * value.element_size() <= value.untyped_storage().nbytes()

@@ -75,6 +75,7 @@ from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
 from popejoan_env.nets import suits
 from popejoan_env.players import make_player
+from popejoan_env.players.lists import split_specs
 from popejoan_env.nets.model_file import model_metadata, rules_field, save_model
 from popejoan_env.nets.policy import policy_from_state
 from popejoan_env.players.pimc import MAX_SAMPLES
@@ -317,6 +318,7 @@ def check_args(args: Args) -> Setup:
                             "add --rollout-deals 0")
     for flag, names in (("--eval-opponents", args.eval_opponents),
                         ("--final-eval-opponents", args.final_eval_opponents)):
+        split_specs(names, flag)  # a model path with a comma is refused as that, not as its first half
         for name in split_list(names):
             try:
                 make_player(name)  # refused now, not after the training
