@@ -4,8 +4,9 @@ threads, evaluation against scripted players, the learning curve and ``run.json`
 Every command keeps its knobs in one ``Args`` dataclass whose fields carry their ``--help`` text (``arg``) and
 reads them with ``parse_flags`` (``parse_given`` also says which flags were given, so a quick mode, ``with_quick``,
 never overrides one); a bad flag or value is one line on stderr and exit status 2 (``refuse``), never argparse's
-usage dump nor a traceback, and Ctrl-C is one line and exit status 130.  A command runs as ``popejoan <command>`` or as the repository's
-``python training/<script>.py`` (a thin wrapper); ``run_script`` names it either way in errors and ``run.json``.
+usage dump nor a traceback, and Ctrl-C is one line and exit status 130.  A command runs as ``popejoan <command>``
+or as the repository's ``python training/<script>.py`` (a thin wrapper); ``run_script`` names it either way in
+errors and ``run.json``.
 """
 
 from __future__ import annotations
