@@ -14,14 +14,11 @@ overlap).  Needs the ``ray`` extra.
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "training"))
-
-import train_rllib  # noqa: E402
-from popejoan_env.cli import OneLineParser  # noqa: E402
+from popejoan_env.cli import OneLineParser
+from popejoan_env.cluster import ClusterError, connected
+from popejoan_env.training import rllib as train_rllib
 
 
 def measure(runners: int, envs: int, iterations: int, seed: int) -> dict[str, float]:
@@ -70,15 +67,19 @@ def main() -> None:
         parser.error("--runners >= 0, --envs >= 1 and --iterations >= 1")
     import ray
 
-    ray.init(address=args.address or None, include_dashboard=False, log_to_driver=False)
-    print(f"Ray {ray.__version__}, {int(ray.cluster_resources().get('CPU', 0))} CPUs in the cluster\n")
-    print("| env runners | envs per runner | sampling, env steps/s | update, env steps/s | whole iteration, env steps/s |")
-    print("|---:|---:|---:|---:|---:|")
-    for r in runners:
-        for e in envs:
-            row = measure(r, e, args.iterations, args.seed)
-            print(f"| {r} | {e} | {row['sample']:,.0f} | {row['update']:,.0f} | {row['total']:,.0f} |", flush=True)
-    ray.shutdown()
+    try:
+        with connected(args.address or None) as cpus:  # an address that is not Ray is refused in seconds
+            print(f"Ray {ray.__version__}, {cpus} CPUs in the cluster\n")
+            print("| env runners | envs per runner | sampling, env steps/s | update, env steps/s | whole iteration, "
+                  "env steps/s |")
+            print("|---:|---:|---:|---:|---:|")
+            for r in runners:
+                for e in envs:
+                    row = measure(r, e, args.iterations, args.seed)
+                    print(f"| {r} | {e} | {row['sample']:,.0f} | {row['update']:,.0f} | {row['total']:,.0f} |",
+                          flush=True)
+    except ClusterError as err:
+        parser.error(str(err))
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ nitpick_ignore_regex = [
     # reference into popejoan_env must still resolve.  (``nn`` is ``torch.nn`` as a mocked torch names it.)
     ("py:.*", r"(numpy|np|collections|typing|os|pathlib|gymnasium|pettingzoo|torch|stable_baselines3|sb3_contrib"
               r"|ray|argparse|types|fastapi|starlette|concurrent|io|enum|dataclasses|tqdm|matplotlib|contextvars"
-              r"|pyspiel|open_spiel|threadpoolctl|nn|torchrl|tensordict|pydantic)(\..*)?"),
+              r"|pyspiel|open_spiel|threadpoolctl|nn|torchrl|tensordict|pydantic|multiprocessing)(\..*)?"),
     ("py:.*", r"(Any|Callable|Iterable|Iterator|Sequence|Mapping|NamedTuple|Path|Generator|ndarray)"),
     # A private class in the signature of ``play_deals`` (the worker function of the process pool): private
     # names are not documented, so there is nothing to link to.

@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from popejoan_env.rules import parse_rules_options
-from popejoan_env.cli import SEED, Integer
+from popejoan_env.cli import SEED, Integer, interrupted
 from popejoan_env.cluster import check_address, connected, import_ray
 from popejoan_env.errors import PopeJoanError, RecordError
 from popejoan_env.files import check_writable
@@ -527,8 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG} {args.command}: error: {err.strerror or err}{where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return interrupted(f"{PROG} {args.command}")
 
 
 if __name__ == "__main__":

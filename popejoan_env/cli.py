@@ -1,4 +1,5 @@
-"""Command lines of the scripts (``training/``, ``benchmarks/``): refusals are one line and exit status 2 (stdlib only).
+"""Command lines of the scripts (``training/``, ``benchmarks/``): refusals are one line and exit status 2, Ctrl-C is
+one line and exit status 130 (stdlib only).
 
 Kept out of ``checks`` so that importing the engine does not import argparse.
 """
@@ -7,7 +8,35 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import NoReturn
+import signal
+import sys
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    import multiprocessing.pool
+
+INTERRUPTED = 130
+"""The exit status of a command stopped by Ctrl-C: 128 + SIGINT, as a shell reports a process it ended."""
+
+
+def interrupted(prog: str) -> int:
+    """Say on one line of stderr that ``prog`` was interrupted (Ctrl-C); the exit status to give, ``INTERRUPTED``."""
+    print(f"{prog}: interrupted", file=sys.stderr)
+    return INTERRUPTED
+
+
+def leave_interrupts_to_parent() -> None:
+    """In a worker process: ignore Ctrl-C, which the terminal sends to every process of the command; the command
+    itself stops, says so in one line and ends its workers (else each worker prints its own traceback)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def fork_pool(workers: int) -> multiprocessing.pool.Pool:
+    """A pool of ``workers`` forked processes that leave Ctrl-C to the command (``leave_interrupts_to_parent``);
+    leaving its ``with`` on an error or a Ctrl-C terminates them."""
+    import multiprocessing
+
+    return multiprocessing.get_context("fork").Pool(workers, initializer=leave_interrupts_to_parent)
 
 
 class OneLineParser(argparse.ArgumentParser):

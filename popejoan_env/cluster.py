@@ -38,6 +38,15 @@ minutes)."""
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
 """What an HTTP/2 client sends first (the preface, then an empty SETTINGS frame): a Ray head and a Ray client
 server speak gRPC, so they answer with a SETTINGS frame of their own."""
+RAY_CALLS = {
+    "head": ("/ray.rpc.NodeInfoGcsService/GetClusterId", b""),
+    "client": ("/ray.rpc.RayletDriver/ClusterInfo", b"\x08\x06"),
+}
+"""The first call Ray itself makes to a head's GCS (``HOST:PORT``: its cluster id) and to a Ray client server
+(``ray://HOST:PORT``: ``ClusterInfo`` of type ``PING``, the request's bytes), which only Ray answers."""
+UNKNOWN_CALL = {"head": "/ray.rpc.NodeInfoGcsService/PopejoanProbe", "client": "/ray.rpc.RayletDriver/PopejoanProbe"}
+"""A method of the same service that Ray does not have: a Ray that asks for a token before answering its own calls
+still says UNIMPLEMENTED to this one, which tells it from a stranger that refuses every call."""
 
 _ADDRESS = re.compile(r"(?:ray://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5})")
 
@@ -182,12 +191,13 @@ def _result(ray: ModuleType, ref: Any) -> Any:
 
 
 def _probe(address: str | None) -> None:
-    """Refuse, within ``PROBE_SECONDS`` each, a ``HOST:PORT`` that nothing answers or that does not speak gRPC.
+    """Refuse, within ``PROBE_SECONDS`` to answer TCP and as many again to answer as Ray, a ``HOST:PORT`` (or
+    ``ray://HOST:PORT``) that nothing answers or that is not a Ray head (a Ray client server).
 
-    Ray would retry for minutes against a port that does not answer, or hang on
-    one that answers but is something else (a web server, a database).  With
-    ``RAY_USE_TLS`` set the cluster speaks TLS first, so only the TCP answer is
-    checked.
+    Ray would retry for minutes against a port that does not answer, or hang on one that answers but is
+    something else (a web server, a database, another gRPC or HTTP/2 server).  So the probe speaks the first
+    words of HTTP/2, then makes the call Ray itself makes first (``RAY_CALLS``), which only Ray answers.  With
+    ``RAY_USE_TLS`` set the cluster speaks TLS first, so only the TCP answer is checked.
     """
     if address is None or address == "auto":
         return  # a local Ray, or the address Ray finds itself (it fails fast when there is none)
@@ -202,20 +212,23 @@ def _probe(address: str | None) -> None:
             f"cannot reach Ray at {address}: {why}; start a cluster with `ray start --head` "
             f"and pass its address (or auto on one of its nodes)"
         ) from None
+    deadline = time.monotonic() + PROBE_SECONDS
     with conn:
         if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true", "yes"):
             return
-        why = _not_grpc(conn)
+        why = _not_grpc(conn, deadline)
+    kind = "client" if address.startswith("ray://") else "head"
+    if why is None:
+        why = _not_ray(f"{host}:{port}" if ":" not in host else f"[{host}]:{port}", kind, deadline)
     if why is not None:
         raise ClusterError(
-            f"{address} answers but is not Ray (not gRPC: {why}); pass the address `ray start --head` prints "
+            f"{address} answers but is not Ray ({why}); pass the address `ray start --head` prints "
             f"(HOST:6379) or a Ray client server's (ray://HOST:10001)"
         )
 
 
-def _not_grpc(conn: socket.socket) -> str | None:
+def _not_grpc(conn: socket.socket, deadline: float) -> str | None:
     """Why the server on ``conn`` does not answer an HTTP/2 client as a gRPC server does, or None when it does."""
-    deadline = time.monotonic() + PROBE_SECONDS
     head = b""
     try:
         conn.sendall(HTTP2_PREFACE)
@@ -223,15 +236,65 @@ def _not_grpc(conn: socket.socket) -> str | None:
             conn.settimeout(max(0.01, deadline - time.monotonic()))
             chunk = conn.recv(9 - len(head))
             if not chunk:
-                return "it closed the connection" + (f" after sending {head!r}" if head else "")
+                return "not gRPC: it closed the connection" + (f" after sending {head!r}" if head else "")
             head += chunk
     except TimeoutError:
-        return f"it said nothing within {PROBE_SECONDS:g} s" if not head else f"it sent only {head!r}"
+        return f"not gRPC: it said nothing within {PROBE_SECONDS:g} s" if not head else \
+            f"not gRPC: it sent only {head!r}"
     except OSError as err:
-        return err.strerror or str(err)
+        return f"not gRPC: {err.strerror or err}"
     if head[3] != 4:  # an HTTP/2 server's first frame is its SETTINGS
-        return f"it answered {head[:40]!r}"
+        return f"not gRPC: it answered {head[:40]!r}"
     return None
+
+
+def _not_ray(target: str, kind: str, deadline: float) -> str | None:
+    """Why the gRPC server at ``target`` is not a Ray head (``kind`` ``head``) or a Ray client server
+    (``client``), or None when it answers Ray's first call (or asks for Ray's token to answer it)."""
+    try:
+        import grpc
+    except ImportError:  # Ray brings grpcio; without it Ray cannot run, and ray.init says so
+        return None
+    method, request = RAY_CALLS[kind]
+    other = "client" if kind == "head" else "head"  # the address of the other kind, given by mistake
+    channel = grpc.insecure_channel(target)
+    try:
+        code, details = _call(grpc, channel, method, request, deadline)
+        if code == grpc.StatusCode.OK:
+            return None
+        if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+            # Ray with token authentication (Ray's default since 2.5x) refuses its own calls without the token,
+            # which ray.init sends; it still knows no other method.
+            unknown, _ = _call(grpc, channel, UNKNOWN_CALL[kind], request, deadline)
+            if unknown == grpc.StatusCode.UNIMPLEMENTED:
+                return None
+            return f"it refuses every call ({code.name}), not only Ray's"
+        if code == grpc.StatusCode.UNIMPLEMENTED:
+            found, _ = _call(grpc, channel, RAY_CALLS[other][0], RAY_CALLS[other][1], deadline)
+            if found in (grpc.StatusCode.OK, grpc.StatusCode.UNAUTHENTICATED):
+                return ("it is a Ray head, not a Ray client server: drop ray://" if kind == "client" else
+                        "it is a Ray client server, not a Ray head: give it as ray://HOST:PORT")
+            return f"a gRPC server without Ray's {method.split('/')[1]}"
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return f"it did not answer Ray's {method.rsplit('/', 1)[1]} within {PROBE_SECONDS:g} s"
+        return f"Ray's {method.rsplit('/', 1)[1]} got {code.name}: {' '.join(details.split())[:120]}"
+    finally:
+        channel.close()
+
+
+def _call(grpc: ModuleType, channel: Any, method: str, request: bytes, deadline: float) -> tuple[Any, str]:
+    """(status code, details) of one unary call of raw bytes on ``channel``, given until ``deadline``."""
+    call = channel.unary_unary(method, request_serializer=_raw, response_deserializer=_raw)
+    try:
+        call(request, timeout=max(0.01, deadline - time.monotonic()))
+    except grpc.RpcError as err:
+        return err.code(), str(err.details() or "")
+    return grpc.StatusCode.OK, ""
+
+
+def _raw(data: bytes) -> bytes:
+    """A message as the bytes it is (the probe sends and reads raw protobuf bytes)."""
+    return data
 
 
 def _first_line(err: BaseException) -> str:

@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from popejoan_env.checks import brief, split_list
+from popejoan_env.checks import brief
 from popejoan_env.errors import PopeJoanError
+from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import MAX_PLAYERS, Rules
 
 SELF = "self"
@@ -38,7 +39,11 @@ def parse_mix(mix: str | Mapping[str, float] | Sequence[str]) -> list[tuple[str,
     """
     if isinstance(mix, str):
         items: list[tuple[str, float]] = []
-        for part in split_list(mix):
+        try:
+            parts = split_specs(mix, "the opponents mix")  # a spec's parameters stay with it
+        except PopeJoanError as err:
+            raise OpponentMixError(str(err)) from None
+        for part in parts:
             name, sep, weight = part.rpartition(":") if ":" in part else (part, "", "1")
             try:
                 items.append((name.strip(), float(weight)))

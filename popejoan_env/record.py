@@ -212,6 +212,10 @@ class RecordLimitError(RecordError):
     """A records file over a limit its reader set (``max_bytes`` unpacked, ``max_lines``): refused, not read on."""
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+"""The first bytes of a gzip stream: a records file that starts with them is a ``.gz`` file."""
+
+
 def read_records(path: PathLike, max_bytes: int | None = None,
                  max_lines: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, record)`` from a JSON Lines file (``.gz`` too), skipping blank lines.
@@ -227,6 +231,14 @@ def read_records(path: PathLike, max_bytes: int | None = None,
     """
     name = os.fspath(path)
     with open(name, "rb") as plain:
+        # The name says how the file is read (as RecordWriter writes it); a file whose first bytes say otherwise
+        # is refused for that, not for the bytes that follow.
+        packed = plain.peek(len(GZIP_MAGIC))[:len(GZIP_MAGIC)] == GZIP_MAGIC
+        if packed and not name.endswith(".gz"):
+            raise RecordError(f"{name} is gzip-compressed (it starts with gzip's bytes 1f 8b) but its name does not "
+                              "end in .gz: name it *.gz, or unpack it")
+        if name.endswith(".gz") and not packed and plain.peek(1):
+            raise RecordError(f"{name} ends in .gz but is not gzip-compressed: name it without .gz, or compress it")
         raw: IO[bytes] = gzip.GzipFile(fileobj=plain, mode="rb") if name.endswith(".gz") else plain
         lineno = total = 0
         try:

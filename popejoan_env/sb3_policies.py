@@ -8,6 +8,8 @@ ordinary MLP actor (``OraclePolicy``) or a ``suits`` actor under ``suits.PREFIX`
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -18,7 +20,21 @@ from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.nets import suits
 
-__all__ = ["OraclePolicy", "SuitsPolicy"]
+__all__ = ["OraclePolicy", "SuitsPolicy", "policy_values"]
+
+
+def policy_values(actor: str, net_arch: Sequence[int], actor_arch: Sequence[int], critic_inputs: int = OBS_SIZE) -> int:
+    """How many values the ``state_dict`` of a policy below holds, counted from its shapes without building it: an
+    MLP actor of ``net_arch`` (or a ``suits`` actor of ``actor_arch``) and SB3's MLP critic of ``net_arch`` over
+    ``critic_inputs`` features."""
+
+    def mlp(widths: Sequence[int]) -> int:
+        return sum(a * b + b for a, b in zip(widths, widths[1:]))
+
+    critic = mlp([critic_inputs, *net_arch, 1])
+    if actor == suits.ARCHITECTURE:
+        return critic + sum(math.prod(shape) for shape in suits.shapes(actor_arch).values())
+    return critic + mlp([OBS_SIZE, *net_arch, NUM_CARD_IDS])
 
 
 class OracleExtractor(MlpExtractor):

@@ -1006,3 +1006,579 @@ def test_batch_deals_refuse_sizes_and_counters_beyond_their_limits() -> None:
         with pytest.raises(InvalidDealError, match="seats must be one seat -1..3 per deal"):
             batch.hands_of(seats)
     assert batch.hands_of(np.array([-1, 2]))[0].sum() == 0
+
+
+# ===================================================================== 7. evaluate's state file (PREFIX.state.json)
+STATE_PLAN = {"agent": "lowest", "deals": 150, "opponents": "random"}
+"""The evaluation whose state file the forgeries start from: 3 blocks, one opponent, the modern 4-seat table."""
+
+
+@pytest.fixture(scope="module")
+def state_file(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A genuine state file: ``STATE_PLAN`` interrupted after its first block against random."""
+    from popejoan_env.evaluate.command import evaluate_agent
+
+    prefix = str(tmp_path_factory.mktemp("state") / "run")
+
+    def stop(name: str, block: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_agent(STATE_PLAN["agent"], deals=STATE_PLAN["deals"], opponents=STATE_PLAN["opponents"],
+                       out=prefix, on_block=stop)
+    return json.loads(pathlib.Path(prefix + ".state.json").read_text())
+
+
+def resume_from(path: pathlib.Path) -> Any:
+    """The ``runner.State`` of ``STATE_PLAN`` resumed from ``path``."""
+    from popejoan_env.evaluate import runner, variance
+
+    settings = runner.settings(STATE_PLAN["agent"], "modern", 4, STATE_PLAN["deals"], [STATE_PLAN["opponents"]])
+    return runner.State(str(path), settings, variance.references("modern", 4))
+
+
+def _block(saved: dict[str, Any]) -> dict[str, Any]:
+    return saved["blocks"]["random"]["0"]
+
+
+def _deal_change(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(saved: dict[str, Any]) -> None:
+        _block(saved)[key][0] = value
+    return change
+
+
+def _set_block(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(saved: dict[str, Any]) -> None:
+        _block(saved)[key] = value
+    return change
+
+
+def _rename_block(new: str) -> Callable[[dict[str, Any]], None]:
+    def change(saved: dict[str, Any]) -> None:
+        saved["blocks"]["random"][new] = saved["blocks"]["random"].pop("0")
+    return change
+
+
+def _off_grid(saved: dict[str, Any]) -> None:
+    """A deal's counters that are no mean of whole counters over 4 rotations (the margin kept consistent)."""
+    block = _block(saved)
+    block["agent_net"][0] = 0.3
+    block["margin"][0] = 0.3 - block["opponent_net"][0]
+
+
+def _consistent(saved: dict[str, Any], agent: float) -> None:
+    block = _block(saved)
+    block["agent_net"][0] = agent
+    block["margin"][0] = agent - block["opponent_net"][0]
+
+
+FORGED_STATES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
+    ("a block past the plan", lambda s: s["blocks"]["random"].update({"3": _block(s)}), "blocks 0 to 2"),
+    ("a negative block", _rename_block("-1"), "block '-1'"),
+    ("a signed block", _rename_block("+1"), "block '+1'"),
+    ("a leading zero", _rename_block("01"), "block '01'"),
+    ("a space", _rename_block(" 1"), "block ' 1'"),
+    ("a digit that is not ASCII", _rename_block("\uff11"), "blocks 0 to 2"),
+    ("an underscore", _rename_block("1_0"), "block '1_0'"),
+    ("49 deals", lambda s: [_block(s)[k].pop() for k in ("margin", "agent_net", "opponent_net", "agent_out",
+                                                          "opponent_out")], "49 values"),
+    ("51 deals", lambda s: [_block(s)[k].append(_block(s)[k][0]) for k in ("margin", "agent_net", "opponent_net",
+                                                                           "agent_out", "opponent_out")],
+     "51 values"),
+    ("counters a deal cannot move", lambda s: _consistent(s, 1e300), "from -25 to 45"),
+    ("a deal's counters below the bound", lambda s: _consistent(s, -25.25), "from -25 to 45"),
+    ("counters that are no mean over the rotations", _off_grid, "not a mean of whole counters"),
+    ("a margin that is not the difference", _deal_change("margin", 99.0), "not agent_net - opponent_net"),
+    ("a go-out rate above 1", _deal_change("agent_out", 2.0), "not a share of 4 rotations"),
+    ("a go-out rate off the rotations", _deal_change("opponent_out", 0.3), "not a share of 4 rotations"),
+    ("a bool for counters", _deal_change("agent_out", True), "True, not a finite number"),
+    ("text for counters", _deal_change("margin", "3"), "'3', not a finite number"),
+    ("null for counters", _deal_change("margin", None), "None, not a finite number"),
+    ("a series that is no list", _set_block("margin", {"0": 1}), "not the 50 deals"),
+    ("negative decisions", _set_block("agent_decisions", -1), "agent_decisions is -1"),
+    ("fractional decisions", _set_block("agent_decisions", 1.5), "agent_decisions is 1.5"),
+    ("more decisions than the games ask", _set_block("opponent_decisions", 10**12), "from 0 to 16,000"),
+    ("negative seconds", _set_block("wall_seconds", -1.0), "wall_seconds is -1.0"),
+    ("seconds past the limit", _set_block("agent_seconds", 1e308), "MAX_BLOCK_SECONDS"),
+    ("a missing field", lambda s: _block(s).pop("wall_seconds"), "not the block of an evaluation"),
+    ("a field too many", _set_block("bonus", 1), "not the block of an evaluation"),
+    ("a block that is a list", lambda s: s["blocks"]["random"].update({"0": [1, 2]}), "not the block"),
+    ("blocks that are a list", lambda s: s.update(blocks=[]), "not an object of matches"),
+    ("no blocks", lambda s: s.pop("blocks"), "not an object of matches"),
+    ("a match's blocks that are a number", lambda s: s["blocks"].update(random=5), "not an object of blocks"),
+    ("a match the evaluation does not play", lambda s: s["blocks"].update(stockfish={}), "'stockfish'"),
+    ("a field beside the blocks", lambda s: s.update(note="hi"), "beside format, settings and blocks"),
+]
+
+
+@pytest.mark.parametrize(("change", "says"), [pytest.param(c, m, id=i) for i, c, m in FORGED_STATES])
+def test_a_forged_state_file_is_refused_naming_the_file_and_the_problem(
+        state_file: dict[str, Any], tmp_path: pathlib.Path, change: Callable[[dict[str, Any]], None],
+        says: str) -> None:
+    saved = copy.deepcopy(state_file)
+    change(saved)
+    path = tmp_path / "run.state.json"
+    path.write_text(json.dumps(saved))
+    with pytest.raises(PopeJoanError) as refused:
+        resume_from(path)
+    message = str(refused.value)
+    assert message.startswith(f"cannot resume from {path}: ") and says in message, message
+    assert len(message.splitlines()) == 1 and len(message) < 600, message
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("NaN", "NaN is not a finite number"),
+    ("Infinity", "Infinity is not a finite number"),
+    ("-Infinity", "-Infinity is not a finite number"),
+    ("1" * 5000, "digits"),
+])
+def test_numbers_json_reads_but_an_evaluation_never_writes_are_refused(
+        state_file: dict[str, Any], tmp_path: pathlib.Path, text: str, says: str) -> None:
+    saved = copy.deepcopy(state_file)
+    _block(saved)["agent_net"][0] = "@@"
+    path = tmp_path / "run.state.json"
+    path.write_text(json.dumps(saved).replace('"@@"', text))
+    with pytest.raises(PopeJoanError, match=f"cannot resume from {re.escape(str(path))}: .*{says}"):
+        resume_from(path)
+
+
+def test_a_state_file_that_names_a_match_twice_or_nests_deep_is_refused(
+        state_file: dict[str, Any], tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "run.state.json"
+    text = json.dumps(state_file)
+    path.write_text(text.replace('"blocks": {', '"blocks": {"random": {}, ', 1))  # json keeps the last of two
+    with pytest.raises(PopeJoanError, match="'random' is given twice"):
+        resume_from(path)
+    path.write_text(text.replace('"blocks": {', '"blocks": {"x": ' + "[" * 100_000 + "]" * 100_000 + ", ", 1))
+    with pytest.raises(PopeJoanError, match="nested too deep"):
+        resume_from(path)
+    for other in ("[]", '"text"', "3", "null", json.dumps({"format": "popejoan-evaluation-state/1"})):
+        path.write_text(other)
+        with pytest.raises(PopeJoanError, match=re.escape(str(path))):
+            resume_from(path)
+
+
+def test_a_genuine_state_file_and_a_reference_pair_of_other_ratings_resume(
+        state_file: dict[str, Any], tmp_path: pathlib.Path) -> None:
+    saved = copy.deepcopy(state_file)
+    saved["blocks"]["pimc-random"] = {"0": _block(saved)}  # played with other --ratings: kept out of the report
+    path = tmp_path / "run.state.json"
+    path.write_text(json.dumps(saved))
+    state = resume_from(path)
+    assert list(state.blocks["random"]) == [0] and "pimc-random" not in state.blocks
+    assert state.blocks["random"][0]["margin"] == _block(state_file)["margin"]
+
+
+def test_a_report_never_shows_more_deals_than_its_plan(state_file: dict[str, Any], tmp_path: pathlib.Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: a fourth block in a 150-deal state file made a report of 200 deals, silently."""
+    saved = copy.deepcopy(state_file)
+    saved["blocks"]["random"]["3"] = _block(saved)
+    prefix = tmp_path / "run"
+    pathlib.Path(f"{prefix}.state.json").write_text(json.dumps(saved))
+    status, _, err = run_main(["evaluate", "lowest", "--deals", "150", "--opponents", "random", "--quiet",
+                               "--out", str(prefix)], capsys)
+    assert status == 2 and f"cannot resume from {prefix}.state.json: it holds random block '3'" in err, err
+    assert_one_line(err)
+    assert not pathlib.Path(f"{prefix}.json").exists() and not pathlib.Path(f"{prefix}.txt").exists()
+
+
+def test_a_state_that_lacks_or_adds_blocks_gives_no_series() -> None:
+    from popejoan_env.evaluate import runner
+
+    settings = runner.settings("lowest", "modern", 4, 100, ["random"])
+    state = runner.State(None, settings)
+    with pytest.raises(PopeJoanError, match=r"holds blocks \[\], not the 2 blocks 0 to 1 of its plan"):
+        state.series("random")
+    state.blocks["random"] = {0: {}, 1: {}, 2: {}}
+    with pytest.raises(PopeJoanError, match=r"holds blocks \[0, 1, 2\], not the 2 blocks"):
+        state.timing("random")
+
+
+@pytest.mark.parametrize("preset", ["modern", "victorian"])
+@pytest.mark.parametrize("seats", [3, 4, 5, 8])
+def test_no_deal_moves_more_counters_than_its_bounds(preset: str, seats: int) -> None:
+    """``resume.deal_bounds`` holds on random deals of every table, and comes near (the bounds are real ones)."""
+    from popejoan_env.engine import Deal
+    from popejoan_env.evaluate.resume import deal_bounds, max_decisions
+    from popejoan_env.evaluate import dealset
+    from popejoan_env.rules import Rules
+
+    rules = Rules.preset(preset)
+    low, high = deal_bounds(rules, seats)
+    rng = np.random.default_rng(seats)
+    seen = []
+    plays = 0
+    for d in range(400):
+        deal = Deal.new(rules, seats, d % seats, rng)
+        deal.play_out(lambda deal, legal: legal[int(rng.integers(len(legal)))])
+        seen += deal.delta
+        plays = max(plays, len(deal.plays))
+    assert low <= min(seen) and max(seen) <= high
+    assert max(seen) > high / 3 and min(seen) < low / 3
+    assert plays * dealset.BLOCK * 2 * seats <= max_decisions(rules, seats)
+
+
+# ===================================================================== 8. plain SB3 zips and adopt()
+def plain_data(hidden: tuple[int, ...] = (8,), timesteps: int = 256) -> dict[str, Any]:
+    """SB3's ``data`` JSON of a MaskablePPO MlpPolicy on the Gym view, as ``model.save`` writes it (the pickled
+    ``:serialized:`` entries left out: they are never read)."""
+    return {
+        "policy_class": {":type:": "<class 'abc.ABCMeta'>", "__module__": "sb3_contrib.common.maskable.policies",
+                         "__init__": "<function MaskableActorCriticPolicy.__init__ at 0x7f0>"},
+        "observation_space": {":type:": "<class 'gymnasium.spaces.box.Box'>", "dtype": "float32",
+                              "_shape": [OBS_SIZE], "low_repr": "0.0", "high_repr": "1.0", "_np_random": None},
+        "action_space": {":type:": "<class 'gymnasium.spaces.discrete.Discrete'>", "dtype": "int64", "n": "52",
+                         "start": "0", "_shape": [], "_np_random": "Generator(PCG64)"},
+        "policy_kwargs": {"net_arch": list(hidden)},
+        "num_timesteps": timesteps,
+    }
+
+
+def write_plain(path: pathlib.Path, data: bytes | Any, weights: bytes | None = None) -> pathlib.Path:
+    """A zip laid out as SB3's ``model.save`` writes one: ``data``, ``policy.pth``, no ``popejoan.json``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("data", data if isinstance(data, bytes) else json.dumps(data))
+        archive.writestr("policy.pth", weights if weights is not None else weights_bytes(tiny_state((8,))))
+        archive.writestr("_stable_baselines3_version", "2.9.2")
+    return path
+
+
+def _plain_with(key: str, field: str | None, value: Any) -> dict[str, Any]:
+    data = plain_data()
+    if field is None:
+        data[key] = value
+    else:
+        data[key][field] = value
+    return data
+
+
+def test_a_hand_made_plain_zip_plays(tmp_path: pathlib.Path) -> None:
+    path = write_plain(tmp_path / "plain.zip", plain_data())
+    meta = read_metadata(path)
+    assert meta["plain_sb3"] and meta["timesteps"] == 256 and meta["net_arch"] == [8]
+    view = a_view()
+    assert make_player(str(path)).act(view) in view.legal
+
+
+@pytest.mark.parametrize(("key", "field", "value", "says"), [
+    ("num_timesteps", None, "1" * 5000, "num_timesteps is '1111"),  # ValueError: Python's 4,300-digit limit
+    ("num_timesteps", None, -5, "num_timesteps must be an integer 0..9,223,372,036,854,775,807, got -5"),
+    ("num_timesteps", None, 12.5, "got 12.5"),
+    ("num_timesteps", None, 2**63, "got 9223372036854775808"),
+    ("num_timesteps", None, True, "got True"),
+    ("action_space", "n", "\u00b2", "n is '\u00b2', not a whole number"),  # ValueError before: int('²')
+    ("action_space", "n", "\u0665\u0662", "written in ASCII digits"),  # Arabic-Indic 52: read as 52 before
+    ("action_space", "n", "5" * 5000, "written in ASCII digits"),
+    ("action_space", "n", " 52", "written in ASCII digits"),
+    ("action_space", "start", "1", "start=1): its actions are not the card ids"),  # every card one off before
+    ("action_space", ":type:", "<class 'my.spaces.discrete.DiscreteLookalike'>", "not Discrete(52)"),
+    ("action_space", ":type:", "x" * 100_000, "xxx..."),
+    ("observation_space", "_shape", "[\u0661\u0662\u0668\u0665]", "not the Gym view's Box"),  # read as 1285 before
+    ("observation_space", "_shape", "[" + "1" * 5000 + "]", "shape is '111"),
+    ("observation_space", "_shape", [1285.0], "shape must be an integer"),
+    ("observation_space", ":type:", "<class 'mine.BoxOfTricks'>", "not the Gym view's Box"),
+    ("policy_kwargs", "net_arch", [10**4000], "a layer width must be an integer 1..16,777,216"),
+    ("policy_kwargs", "net_arch", [8.0], "a layer width must be an integer"),
+    ("policy_kwargs", "net_arch", "8", "is not a list of layer widths"),
+])
+def test_every_number_of_a_plain_zip_is_read_by_the_checked_reader(
+        tmp_path: pathlib.Path, key: str, field: str | None, value: Any, says: str) -> None:
+    path = write_plain(tmp_path / "bad" / "model.zip", _plain_with(key, field, value))
+    for read in (read_metadata, lambda p: make_player(str(p))):
+        with pytest.raises(ModelFileError) as refused:
+            read(path)
+        assert says in str(refused.value) and len(str(refused.value)) < 400, str(refused.value)[:500]
+
+
+def test_a_bad_model_file_is_left_out_of_the_web_list_with_one_log_line(
+        tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Before: one plain zip with a 5,000-digit num_timesteps broke the options list for everybody."""
+    import logging
+
+    from popejoan_env.web.games import GameManager
+
+    models = tmp_path / "models"
+    (models / "good").mkdir(parents=True)
+    tiny_model(models / "good" / "model.zip")
+    write_plain(models / "huge" / "model.zip", _plain_with("num_timesteps", None, "9" * 5000))
+    write_plain(models / "arabic" / "model.zip", _plain_with("action_space", "n", "\u0665\u0662"))
+    (models / "junk").mkdir()
+    (models / "junk" / "model.zip").write_bytes(b"PK\x03\x04 not a zip")
+    manager = GameManager(models_dir=models, seed=0)
+    with caplog.at_level(logging.WARNING, logger="popejoan.web"):
+        options = manager.options()
+        assert manager.options() == options  # read once: one log line per file, not per request
+    assert [m["path"] for m in options["models"] if m["name"] != "shipped"] == ["models/good/model.zip"]
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 3 and all("left out of the models offered" in line for line in lines), lines
+    assert all(len(line.splitlines()) == 1 for line in lines)
+
+
+def _adopt_case(tmp_path: pathlib.Path, **kwargs: Any) -> tuple[pathlib.Path, dict[str, Any]]:
+    source = write_plain(tmp_path / "run" / "model.zip", plain_data())
+    return source, {"out": tmp_path / "adopted.zip", **kwargs}
+
+
+@pytest.mark.parametrize(("kwargs", "says"), [
+    ({"players": [4.7]}, "players: a table size must be an integer 3..8, got 4.7"),  # played as 4 before
+    ({"players": "34"}, "players must be a list of table sizes"),  # read as [3, 4] before
+    ({"players": [True]}, "got True"),
+    ({"rules": {"preset": "modern", "pack": "small"}, "players": [4]}, "pack=small is dealt to 3 players"),
+    ({"architecture": "suits"}, "extra fields ['architecture'] would replace"),
+    ({"net_arch": [1]}, "extra fields ['net_arch'] would replace"),
+    ({"obs_size": 3, "note": "x"}, "extra fields ['obs_size'] would replace"),
+    ({"plain_sb3": True}, "extra fields ['plain_sb3'] would replace"),
+    ({"note": object()}, "extra fields must be JSON values"),  # a TypeError from json.dumps before
+    ({"note": float("nan")}, "extra fields must be JSON values"),
+])
+def test_adopt_refuses_what_cannot_be_written_and_writes_nothing(
+        tmp_path: pathlib.Path, kwargs: dict[str, Any], says: str) -> None:
+    from popejoan_env.nets.sb3_zip import adopt
+
+    source, given = _adopt_case(tmp_path, **kwargs)
+    before = source.read_bytes()
+    with pytest.raises(ModelFileError, match=re.escape(says)):
+        adopt(source, **given)
+    assert not given["out"].exists() and source.read_bytes() == before
+
+
+def test_adopt_refuses_weights_that_cannot_play_and_an_output_that_is_a_directory(tmp_path: pathlib.Path) -> None:
+    from popejoan_env.nets.sb3_zip import adopt
+
+    state = tiny_state((8,))
+    state["action_net.bias"] = torch_nan_like(state["action_net.bias"])
+    nan = write_plain(tmp_path / "nan" / "model.zip", plain_data(), weights_bytes(state))
+    with pytest.raises(ModelFileError, match="NaN or infinite"):
+        adopt(nan, out=tmp_path / "nan.zip")  # written before: the weights were never read
+    wrong = write_plain(tmp_path / "wrong" / "model.zip", plain_data((16,)))
+    with pytest.raises(ModelFileError, match=r"net_arch \[16\] does not match the weights"):
+        adopt(wrong, out=tmp_path / "wrong.zip")
+    assert not (tmp_path / "nan.zip").exists() and not (tmp_path / "wrong.zip").exists()
+    good = write_plain(tmp_path / "good" / "model.zip", plain_data())
+    (tmp_path / "folder.zip").mkdir()
+    (tmp_path / "folder").mkdir()
+    for out in (tmp_path / "folder.zip", tmp_path / "folder", f"{tmp_path / 'folder'}{os.sep}"):
+        with pytest.raises(ModelFileError, match="is a directory; give a file name"):
+            adopt(good, out=out)
+    assert sorted(p.name for p in (tmp_path / "folder").iterdir()) == []
+    with pytest.raises(ModelFileError, match="no such file"):  # "not a zip Stable-Baselines3 saved" before
+        adopt(tmp_path / "missing.zip")
+    with pytest.raises(ModelFileError, match="a directory, not a model file"):
+        adopt(tmp_path / "folder")
+    written = adopt(good, rules="victorian", players=[5], out=tmp_path / "adopted.zip", note="mine")
+    meta = read_metadata(written)
+    assert meta["players"] == [5] and meta["note"] == "mine" and "plain_sb3" not in meta
+
+
+def torch_nan_like(tensor: Any) -> Any:
+    """``tensor`` with a NaN in its first value."""
+    out = tensor.clone()
+    out.view(-1)[0] = float("nan")
+    return out
+
+
+def test_a_model_file_for_a_table_its_rules_cannot_deal_is_refused(tmp_path: pathlib.Path) -> None:
+    meta = dict(tiny_metadata(), rules={"preset": "modern", "pack": "small"}, players=[3, 4])
+    path = write_model(tmp_path / "small4.zip", weights_bytes(tiny_state((8,))), meta)
+    with pytest.raises(ModelFileError, match="a table no deal can be played at: pack=small is dealt to 3 players"):
+        read_metadata(path)
+
+
+# ===================================================================== 9. train: --quick and flags that cannot run
+def _train_args(flags: list[str]) -> Any:
+    """``popejoan train``'s Args from ``flags`` as the command reads them (``--quick`` applied)."""
+    pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
+    from popejoan_env.training import ppo
+
+    return ppo.apply_quick(*ppo.parse_given(ppo.Args, flags, ""))
+
+
+@pytest.mark.parametrize("field", ["run_name", "imitate_deals", "rollout_deals", "eval_deals", "final_eval_deals",
+                                   "final_eval_opponents"])
+def test_quick_never_overrides_a_flag_given_even_at_its_default(field: str) -> None:
+    """Before: ``--quick --imitate-deals 60000`` trained on 3,000 deals, since 60,000 is the default."""
+    from popejoan_env.training import ppo
+
+    default = getattr(ppo.Args(), field)
+    flag = "--" + field.replace("_", "-")
+    args = _train_args(["--quick", flag, str(default)])
+    assert getattr(args, field) == default
+    others = {k: v for k, v in ppo.QUICK.items() if k != field}
+    assert all(getattr(args, k) == v for k, v in others.items())  # the flags not given take --quick's values
+
+
+def test_quick_knows_a_given_flag_however_it_is_written() -> None:
+    assert _train_args(["--quick", "--imitate-dea", "60000"]).imitate_deals == 60_000  # argparse's abbreviation
+    assert _train_args(["--imitate-deals=60000", "--quick"]).imitate_deals == 60_000
+    assert _train_args(["--quick", "--run-name", "quick"]).run_name == "quick"
+    assert _train_args(["--quick"]).imitate_deals == 3_000 and _train_args([]).imitate_deals == 60_000
+
+
+TRAIN_COMBINATIONS = [
+    (["--rules-option", "pack=small", "--players", "3", "--rollout-deals", "0"],
+     "--vec-env batch steps the envs in the batch engine, which plays the full pack only"),
+    (["--net-arch", "0"], "--net-arch takes positive layer widths, got '0'"),
+    (["--balance-range", "0,100000000"], "--balance-range 0,100000000: balance_range must lie within ±524,288"),
+    (["--total-timesteps", "512", "--n-envs", "1", "--n-steps", "1"], "a rollout of 1 (--n-envs 1 x --n-steps 1)"),
+    (["--total-timesteps", "512", "--batch-size", "1"], "minibatches of --batch-size 1 leaves one of 1"),
+    (["--total-timesteps", "512", "--n-envs", "8", "--n-steps", "64", "--batch-size", "511"],
+     "a rollout of 512 (--n-envs 8 x --n-steps 64) in minibatches of --batch-size 511"),
+    (["--actor", "mlp", "--net-arch", "14000"], "holds 36,750,053 values; a model file holds at most 16,515,072"),
+    (["--actor-arch", "128,4096,4096"], "and --actor-arch 128,4096,4096 holds"),
+]
+
+
+@pytest.mark.parametrize(("flags", "says"), TRAIN_COMBINATIONS, ids=lambda x: " ".join(x)[:40] if isinstance(x, list)
+                         else None)
+def test_train_refuses_flags_that_cannot_run_together_before_any_work(flags: list[str], says: str) -> None:
+    """Before: each was refused after the run's directory was cleared (the batch engine, a zero width, the balance
+    bound), crashed in PPO's first update (a rollout of one decision), trained to NaN weights that no loader reads
+    (a minibatch of one decision), or wrote a model.zip too large to read back."""
+    from popejoan_env.training import ppo
+
+    with pytest.raises(PopeJoanError, match=re.escape(says)):
+        ppo.check_args(_train_args(flags))
+
+
+def test_a_refused_combination_writes_nothing(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
+    run = tmp_path / "models" / "mine"
+    run.mkdir(parents=True)
+    (run / "model.zip").write_bytes(b"an earlier run's model")
+    status, _, err = run_main(["train", "--rules-option", "pack=small", "--players", "3", "--rollout-deals", "0",
+                               "--output-dir", str(tmp_path / "models"), "--run-name", "mine"], capsys)
+    assert status == 2 and "full pack only" in err
+    assert_one_line(err)
+    assert sorted(p.name for p in run.iterdir()) == ["model.zip"]  # the earlier run is not cleared
+
+
+def test_policy_values_counts_what_the_policies_hold() -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("sb3_contrib")
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from popejoan_env.batch_observation import HIDDEN_SIZE
+    from popejoan_env.sb3_policies import OraclePolicy, SuitsPolicy, policy_values
+
+    def box(n: int) -> Any:
+        return spaces.Box(-np.inf, np.inf, shape=(n,), dtype=np.float32)
+
+    def held(policy: Any) -> int:
+        return sum(v.numel() for v in policy.state_dict().values())
+
+    torch.set_num_threads(1)
+    arch = dict(pi=[16, 8], vf=[16, 8])
+    for oracle in (False, True):
+        features = OBS_SIZE + (HIDDEN_SIZE if oracle else 0)
+        mlp = (OraclePolicy if oracle else MaskableActorCriticPolicy)(box(features), spaces.Discrete(52),
+                                                                       lambda _: 0.0, net_arch=arch)
+        assert held(mlp) == policy_values("mlp", [16, 8], [], features)
+        suits = SuitsPolicy(box(features), spaces.Discrete(52), lambda _: 0.0, net_arch=arch, actor_arch=[8, 12, 6],
+                            activation="tanh")
+        assert held(suits) == policy_values("suits", [16, 8], [8, 12, 6], features)
+
+
+# ===================================================================== 10. refusals that name their real cause
+@pytest.mark.parametrize(("key", "layout"), [("action_net.weight", "sparse_coo"),
+                                             ("mlp_extractor.value_net.0.weight", "sparse_coo"),
+                                             ("mlp_extractor.policy_net.0.weight", "sparse_csr")])
+def test_a_sparse_tensor_in_a_model_file_is_named(tmp_path: pathlib.Path, key: str, layout: str) -> None:
+    """Before: "not a readable model file (not a zip archive or truncated): Cannot access storage of ..."."""
+    import warnings
+
+    state = tiny_state((8,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch: "Sparse CSR tensor support is in beta state"
+        state[key] = state[key].to_sparse() if layout == "sparse_coo" else state[key].to_sparse_csr()
+    path = write_model(tmp_path / "sparse.zip", weights_bytes(state), tiny_metadata((8,)))
+    with pytest.raises(ModelFileError, match=rf"{re.escape(key)} is a {layout} tensor; a model file holds dense"):
+        load_player(path)
+
+
+def test_a_records_file_whose_name_and_bytes_disagree_on_gzip_is_named(tmp_path: pathlib.Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: "line 1: not UTF-8 text" for a gzip file without .gz, "Not a gzipped file (b'{\\"')" the other way."""
+    packed = tmp_path / "deals.jsonl"
+    packed.write_bytes(gzip.compress(GOLDEN.read_bytes()))
+    with pytest.raises(RecordError, match=r"deals\.jsonl is gzip-compressed \(it starts with gzip's bytes 1f 8b\) "
+                                          r"but its name does not end in \.gz"):
+        list(read_records(packed))
+    plain = tmp_path / "deals.jsonl.gz"
+    plain.write_bytes(GOLDEN.read_bytes())
+    with pytest.raises(RecordError, match=r"deals\.jsonl\.gz ends in \.gz but is not gzip-compressed"):
+        list(read_records(plain))
+    status, _, err = run_main(["verify", str(packed)], capsys)
+    assert status == 1 and "is gzip-compressed" in err
+    assert_one_line(err)
+    packed.rename(tmp_path / "deals.jsonl.gz")
+    assert len(list(read_records(tmp_path / "deals.jsonl.gz"))) == len(GOLDEN_RECORDS)
+
+
+@pytest.fixture
+def comma_model(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A readable model file whose path holds a comma (``a,b/model.zip``, relative to the test's directory)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a,b").mkdir()
+    tiny_model(tmp_path / "a,b" / "model.zip")
+    return "a,b/model.zip"
+
+
+@pytest.mark.parametrize("argv", [
+    ["benchmark", "--players", "a,b/model.zip,random", "--deals", "2", "--out", "bench"],
+    ["benchmark", "--players", "random,a,b/model.zip", "--deals", "2", "--out", "bench"],
+    ["exploit", "a,b/model.zip", "--minutes", "0.01", "--out", "ex"],
+])
+def test_a_model_path_with_a_comma_is_named_where_a_comma_list_would_split_it(
+        comma_model: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: "no saved model at 'a'" (the path's first half)."""
+    status, _, err = run_main(argv, capsys)
+    assert status == 2 and "'a,b/model.zip'" in err and "comma" in err, err
+    assert_one_line(err)
+    assert not os.path.exists("bench.json") and not os.path.exists("ex")
+
+
+def test_train_mixes_and_spec_parameters_name_a_comma_in_a_model_path(comma_model: str) -> None:
+    pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
+    from popejoan_env.opponents import OpponentMixError, parse_mix
+    from popejoan_env.training import ppo
+
+    with pytest.raises(OpponentMixError, match=r"the model path 'a,b/model\.zip' holds a comma"):
+        parse_mix("a,b/model.zip:0.5,random:0.5")
+    with pytest.raises(PopeJoanError, match=r"--eval-opponents: the model path 'a,b/model\.zip' holds a comma"):
+        ppo.check_args(_train_args(["--eval-opponents", "random,a,b/model.zip"]))
+    with pytest.raises(PopeJoanError, match="a model path with a comma cannot be a spec's parameter"):
+        make_player("pimc_net:model=a,b/model.zip")
+    assert make_player(comma_model).name  # alone, as evaluate's AGENT, it is one player
+
+
+def test_a_spec_keeps_its_parameters_in_comma_lists_and_mixes() -> None:
+    from popejoan_env.opponents import parse_mix
+    from popejoan_env.players.lists import split_specs
+
+    assert split_specs("pimc:samples=8,rollout=greedy, random,,lowest", "--players") == [
+        "pimc:samples=8,rollout=greedy", "random", "lowest"]
+    assert parse_mix("pimc:samples=8,rollout=greedy:0.5,random:0.5") == [
+        ("pimc:samples=8,rollout=greedy", 0.5), ("random", 0.5)]  # before: 'rollout=greedy' was a player
+
+
+@pytest.mark.parametrize("opponents", ["", ",", " , "])
+def test_evaluate_refuses_an_opponents_list_that_names_no_player(
+        opponents: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: an empty list played the whole panel (pimc_net included), without a word."""
+    status, _, err = run_main(["evaluate", "random", "--quick", "--opponents", opponents, "--out",
+                               str(tmp_path / "r"), "--quiet"], capsys)
+    assert status == 2 and "names no player" in err and "leave it out to play them all" in err, err
+    assert_one_line(err)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_model_path_that_is_a_directory_is_named(tmp_path: pathlib.Path) -> None:
+    """Before: "model file '...' does not exist"."""
+    (tmp_path / "run.zip").mkdir()
+    with pytest.raises(ModelFileError, match=r"run\.zip' is a directory, not a model file"):
+        load_player(tmp_path / "run.zip")
+    with pytest.raises(PopeJoanError, match="is a directory, not a model file"):
+        make_player(str(tmp_path / "run.zip"))

@@ -1,5 +1,5 @@
 """Property-based fuzzing (hypothesis) of every input boundary: records, record files, rules options, model
-files, command lines, and the three environments' ``reset`` and ``step``.
+files, evaluation state files, command lines, and the three environments' ``reset`` and ``step``.
 
 Each property states the contract of a boundary: whatever comes in, the
 answer is a result or the package's own error (``RecordError``,
@@ -38,6 +38,7 @@ import io
 import json
 import os
 import pathlib
+import re
 import types
 import warnings
 from collections.abc import Callable
@@ -56,11 +57,13 @@ from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError, RecordError, RulesError
 from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv
 from popejoan_env.nets.model_file import ModelFileError
+from popejoan_env.nets.policy import read_metadata
 from popejoan_env.players.learned import LearnedPlayer, load_player
 from popejoan_env.record import read_records, verify_record
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, Rules
-from test_edges import (  # the model-file builders of the regression tests
-    GOLDEN, GOLDEN_LINES, GOLDEN_RECORDS, a_view, tiny_metadata, tiny_state, weights_bytes, write_model,
+from test_edges import (  # the model-file and state-file builders of the regression tests
+    GOLDEN, GOLDEN_LINES, GOLDEN_RECORDS, STATE_PLAN, a_view, plain_data, resume_from, tiny_metadata, tiny_state,
+    weights_bytes, write_model, write_plain,
 )
 
 FUZZ_EXAMPLES = int(os.environ.get("POPEJOAN_FUZZ_EXAMPLES", "0") or 0)
@@ -426,6 +429,165 @@ def test_mutated_model_weights_load_or_raise_model_file_error(
     _loads_and_plays_or_refuses(path)
 
 
+@fuzz(150)
+@given(data=st.data())
+def test_mutated_plain_sb3_data_loads_or_raises_model_file_error(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject,
+) -> None:
+    weights = model_parts()[3]
+    changed = data.draw(mutated(plain_data()))
+    try:
+        text = json.dumps(changed).encode()
+    except (ValueError, RecursionError):  # a value too deep to write: what such a file would hold
+        text = data.draw(st.sampled_from([b"[" * 5000, b'{"a":[' * 5000, b"\xff\xfe", b"1" * 5000]))
+    path = write_plain(tmp_path_factory.getbasetemp() / "fuzz_plain" / "model.zip", text, weights)
+    _loads_and_plays_or_refuses(path)
+
+
+adopt_values = junk | st.sampled_from([[3], [4, 5], [9], "34", [4.0], [True], "modern", "victorian",
+                                       {"preset": "modern", "pack": "small"}, ["modern", "victorian"]])
+
+
+@fuzz(60)
+@given(rules=adopt_values, players=adopt_values,
+       extra=st.dictionaries(st.sampled_from(["note", "architecture", "net_arch", "seed", "timesteps", "format"]),
+                             junk, max_size=2))
+def test_adopt_writes_a_model_that_plays_or_refuses_writing_nothing(
+    tmp_path_factory: pytest.TempPathFactory, rules: Any, players: Any, extra: dict[str, Any],
+) -> None:
+    from popejoan_env.nets.sb3_zip import adopt
+
+    folder = tmp_path_factory.mktemp("adopt")
+    source = write_plain(folder / "run" / "model.zip", plain_data(), model_parts()[3])
+    out = folder / "adopted.zip"
+    try:
+        written = adopt(source, rules=rules, players=players, out=out, **extra)
+    except PopeJoanError as err:
+        assert not out.exists() and len(str(err).splitlines()) == 1
+        return
+    _loads_and_plays_or_refuses(pathlib.Path(written))
+    assert "plain_sb3" not in read_metadata(written)
+
+
+# ===================================================================== evaluate's state file
+@functools.cache
+def genuine_state() -> str:
+    """The text of a real state file: ``STATE_PLAN`` (3 blocks against random) stopped after its first block."""
+    import tempfile
+
+    from popejoan_env.evaluate.command import evaluate_agent
+
+    def stop(name: str, block: int) -> None:
+        raise KeyboardInterrupt
+
+    with tempfile.TemporaryDirectory() as folder:
+        prefix = os.path.join(folder, "run")
+        with contextlib.suppress(KeyboardInterrupt):
+            evaluate_agent(STATE_PLAN["agent"], deals=STATE_PLAN["deals"], opponents=STATE_PLAN["opponents"],
+                           out=prefix, on_block=stop)
+        return pathlib.Path(prefix + ".state.json").read_text()
+
+
+def _resumes_within_the_plan_or_refuses(path: pathlib.Path) -> None:
+    """The state resumes with blocks of the plan that a deal can give, or is one ``StateFileError``."""
+    from popejoan_env.evaluate.resume import SERIES, StateFileError, deal_bounds
+
+    try:
+        state = resume_from(path)
+    except StateFileError as err:
+        assert len(str(err).splitlines()) == 1 and str(err).count(str(path)) == 1
+        return
+    low, high = deal_bounds(Rules.preset("modern"), 4)
+    for name, blocks in state.blocks.items():
+        assert set(blocks) <= {0, 1, 2}, (name, sorted(blocks))
+        for block in blocks.values():
+            assert all(len(block[k]) == 50 and np.isfinite(block[k]).all() for k in SERIES)
+            assert all(low <= x <= high for k in ("agent_net", "opponent_net") for x in block[k])
+
+
+@fuzz(150)
+@given(data=st.data())
+def test_mutated_state_file_resumes_within_the_plan_or_is_refused(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject,
+) -> None:
+    changed = data.draw(mutated(json.loads(genuine_state())))
+    try:
+        text = json.dumps(changed)
+    except (ValueError, RecursionError):  # a value too deep to write: what such a file would hold
+        text = data.draw(st.sampled_from(["[" * 5000, '{"a":[' * 5000, "1" * 5000]))
+    path = tmp_path_factory.getbasetemp() / "fuzz.state.json"
+    path.write_text(text)
+    _resumes_within_the_plan_or_refuses(path)
+
+
+@fuzz(100)
+@given(data=st.data())
+def test_state_file_bytes_resume_within_the_plan_or_are_refused(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject,
+) -> None:
+    path = tmp_path_factory.getbasetemp() / "fuzz_bytes.state.json"
+    path.write_bytes(data.draw(mutated_bytes(genuine_state().encode())))
+    _resumes_within_the_plan_or_refuses(path)
+
+
+# ===================================================================== Ray addresses that are not Ray
+@contextlib.contextmanager
+def _responder(reply: bytes, close: bool) -> Any:
+    """A loopback port whose every connection gets ``reply`` after the client's first bytes, then is closed
+    (``close``) or left open and silent."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[Any] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn = server.accept()[0]
+            except OSError:
+                return
+            held.append(conn)
+            try:
+                conn.recv(24)
+                conn.sendall(reply)
+                if close:
+                    conn.close()
+            except OSError:
+                pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield int(server.getsockname()[1])
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+
+
+@fuzz(8)
+@given(reply=st.binary(max_size=64) | st.builds(lambda tail: bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]) + tail,
+                                                 st.binary(max_size=64)),
+       close=st.booleans(), client=st.booleans())
+def test_an_address_answering_anything_but_ray_is_refused_within_the_probe_time(
+        reply: bytes, close: bool, client: bool) -> None:
+    import time
+
+    from popejoan_env import cluster
+
+    from unittest import mock
+
+    # A shorter probe time, so the examples that wait for it run quickly; the time bound is the same rule.
+    with _responder(reply, close) as port, mock.patch.object(cluster, "PROBE_SECONDS", 0.5):
+        start = time.perf_counter()
+        with pytest.raises(cluster.ClusterError, match="is not Ray") as refused:
+            cluster._probe(f"{'ray://' if client else ''}127.0.0.1:{port}")
+        assert time.perf_counter() - start < 2 * cluster.PROBE_SECONDS + 2
+        assert len(str(refused.value).splitlines()) == 1
+
+
 # ===================================================================== command lines
 @pytest.fixture(scope="module")
 def cli_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
@@ -533,6 +695,69 @@ def test_command_line_exits_0_1_or_2_with_one_line(
         assert len(err.strip().splitlines()) == 1, (argv, err)
     if status == 1:
         assert argv[0] == "verify" and err.strip(), (argv, err)
+
+
+QUICK_CHOICES = {"run_name": ["ppo_modern_4p", "quick", "mine"], "imitate_deals": [60_000, 3_000, 0, 7],
+                 "rollout_deals": [25_000, 1_000, 0, 5], "eval_deals": [200, 100, 2], "final_eval_deals": [300, 100, 0],
+                 "final_eval_opponents": ["random,lowest,stops_first,pool_hunter,pimc", "random,stops_first,pimc",
+                                          "lowest"]}
+"""For each field ``--quick`` sets: its default, its quick value, and others."""
+
+
+@fuzz(40)
+@given(chosen=st.dictionaries(st.sampled_from(sorted(QUICK_CHOICES)), st.integers(0, 3), max_size=6),
+       quick=st.booleans(), quick_first=st.booleans())
+def test_quick_keeps_every_flag_given_and_sets_the_others(chosen: dict[str, int], quick: bool,
+                                                         quick_first: bool) -> None:
+    pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
+    from popejoan_env.training import ppo
+
+    given = {field: QUICK_CHOICES[field][k % len(QUICK_CHOICES[field])] for field, k in chosen.items()}
+    flags = [word for field, value in given.items() for word in ("--" + field.replace("_", "-"), str(value))]
+    flags = (["--quick"] + flags if quick_first else flags + ["--quick"]) if quick else flags
+    args = ppo.apply_quick(*ppo.parse_given(ppo.Args, flags, ""))
+    defaults = ppo.Args()
+    for field in QUICK_CHOICES:
+        expected = given[field] if field in given else ppo.QUICK[field] if quick else getattr(defaults, field)
+        assert getattr(args, field) == expected, (field, flags)
+
+
+SPEC_POOL = ["random", "lowest", "stops_first", "pimc:samples=8", "pimc:samples=8,rollout=greedy", "self"]
+
+
+@fuzz(60)
+@given(picks=st.lists(st.integers(0, len(SPEC_POOL) + 1), min_size=1, max_size=6), spaces=st.booleans())
+def test_a_comma_list_of_specs_splits_into_them_or_names_a_path_with_a_comma(
+        tmp_path_factory: pytest.TempPathFactory, picks: list[int], spaces: bool) -> None:
+    from popejoan_env.players.base import UnknownPlayerError
+    from popejoan_env.players.lists import split_specs
+
+    folder = tmp_path_factory.getbasetemp() / "specs"
+    plain, comma = folder / "plain" / "model.zip", folder / "x,y" / "model.zip"
+    for path in (plain, comma):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    specs = [SPEC_POOL[k] if k < len(SPEC_POOL) else str(plain if k == len(SPEC_POOL) else comma) for k in picks]
+    text = (", " if spaces else ",").join(specs)
+    if str(comma) in specs:
+        with pytest.raises(UnknownPlayerError, match=f"the model path {re.escape(repr(str(comma)))} holds a comma"):
+            split_specs(text, "--players")
+    else:
+        assert split_specs(text, "--players") == specs
+
+
+@fuzz(40)
+@given(gz=st.booleans(), name_gz=st.booleans(), lines=st.lists(st.integers(0, len(GOLDEN_LINES) - 1), max_size=3))
+def test_a_records_file_reads_when_its_name_says_gzip_as_its_bytes_do_or_names_the_mismatch(
+        tmp_path_factory: pytest.TempPathFactory, gz: bool, name_gz: bool, lines: list[int]) -> None:
+    text = "".join(GOLDEN_LINES[i] + "\n" for i in lines).encode()
+    path = tmp_path_factory.getbasetemp() / ("fuzz_names.jsonl" + (".gz" if name_gz else ""))
+    path.write_bytes(gzip.compress(text) if gz else text)
+    if gz == name_gz or (name_gz and not text):
+        assert [r for _, r in read_records(path)] == [json.loads(GOLDEN_LINES[i]) for i in lines]
+    else:
+        with pytest.raises(RecordError, match="is gzip-compressed" if gz else "is not gzip-compressed"):
+            list(read_records(path))
 
 
 # ===================================================================== environments: snapshots

@@ -16,7 +16,8 @@ CHECKED_MODULES = ["popejoan_env.web.app", "popejoan_env.web.games", "popejoan_e
                    "popejoan_env.__main__", "popejoan_env.tournament.runner", "popejoan_env.tournament.schedule",
                    "popejoan_env.simulate", "popejoan_env.players.pimc",
                    "popejoan_env.evaluate.runner", "popejoan_env.players.openspiel_players",
-                   "popejoan_env.envs.openspiel_game"]
+                   "popejoan_env.envs.openspiel_game", "popejoan_env.evaluate.resume",
+                   "popejoan_env.players.lists"]
 """Modules whose every ``MAX_*`` and ``*_SECONDS`` constant the page must list."""
 NOT_LIMITS = {"popejoan_env.batch.state.MAX_EVENTS"}
 """Constants so named that bound no input (the most awards one deal can make: an array's dimension)."""
@@ -27,7 +28,7 @@ def rows() -> list[tuple[str, str, str]]:
     out = []
     for line in PAGE.read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 4 and re.fullmatch(r"`[A-Z_]+`( \(\w+\))?", cells[0]):
+        if len(cells) == 4 and re.fullmatch(r"`[A-Z0-9_]+`( \(\w+\))?", cells[0]):
             name = cells[0].split("`")[1]
             module = cells[2].strip("`").removesuffix(".py").replace("/", ".")
             out.append((name, cells[1], module))
@@ -54,7 +55,8 @@ def test_every_limit_of_the_checked_modules_is_listed() -> None:
     missing = []
     for module in CHECKED_MODULES:
         source = (ROOT / (module.replace(".", "/") + ".py")).read_text()
-        for name in re.findall(r"^(MAX_[A-Z_]+|[A-Z_]+_SECONDS|TEMPORARY_ATTEMPTS)\b[^=\n]*=", source, re.MULTILINE):
+        for name in re.findall(r"^(MAX_[A-Z0-9_]+|[A-Z0-9_]+_SECONDS|TEMPORARY_ATTEMPTS)\b[^=\n]*=", source,
+                               re.MULTILINE):
             if (name, module) not in listed and f"{module}.{name}" not in NOT_LIMITS:
                 missing.append(f"{module}.{name}")
     assert not missing, f"limits not on docs/reliability.md: {missing}"

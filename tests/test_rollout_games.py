@@ -129,11 +129,11 @@ def test_the_stage_is_the_default_and_is_refused_where_the_batch_engine_cannot_p
 
     args = train_ppo.parse_flags(train_ppo.Args, [], "")
     assert (args.rollout_deals, args.rollout_worlds, args.rollout_epochs, args.rollout_lr) == (25_000, 8, 4, 3e-4)
-    quick = train_ppo.apply_quick(train_ppo.parse_flags(train_ppo.Args, ["--quick"], ""))
+    quick = train_ppo.apply_quick(*train_ppo.parse_given(train_ppo.Args, ["--quick"], ""))
     assert quick.rollout_deals == 1_000  # --quick keeps its minute: the stage at a small size
-    assert train_ppo.apply_quick(train_ppo.parse_flags(train_ppo.Args, ["--quick", "--rollout-deals", "0"],
-                                                       "")).rollout_deals == 0
-    small = ["--rules-option", "pack=small", "--players", "3"]
+    assert train_ppo.apply_quick(*train_ppo.parse_given(train_ppo.Args, ["--quick", "--rollout-deals", "0"],
+                                                        "")).rollout_deals == 0
+    small = ["--rules-option", "pack=small", "--players", "3", "--vec-env", "dummy"]
     with pytest.raises(PopeJoanError, match="full pack only: add --rollout-deals 0"):
         train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, small, ""))
     train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, [*small, "--rollout-deals", "0"], ""))

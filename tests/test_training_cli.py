@@ -113,3 +113,41 @@ def test_a_bad_flag_or_value_is_one_line_and_exit_2(script: str, tmp_path, capsy
         err = capsys.readouterr().err
         assert stop.value.code == 2 and len(err.splitlines()) == 1 and says in err, (flags, err)
     assert not os.listdir(tmp_path), "nothing is written before the flags are checked"
+
+
+def _processes_of(group: int) -> list[str]:
+    return subprocess.run(["pgrep", "-g", str(group)], capture_output=True, text=True).stdout.split()
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["-m", "popejoan_env", "train", "--quick", "--imitate-workers", "2", "--no-progress"], "popejoan train"),
+    ([os.path.join(TRAINING, "benchmark.py"), "--players", "random,lowest,stops_first", "--deals", "100000",
+      "--workers", "2", "--no-progress"], "benchmark.py"),
+    (["-m", "popejoan_env", "evaluate", "random", "--quick", "--opponents", "lowest,stops_first,pool_hunter",
+      "--workers", "2", "--quiet"], "popejoan evaluate"),
+])
+def test_ctrl_c_is_one_line_and_exit_130_and_leaves_no_worker(argv: list[str], says: str, tmp_path) -> None:
+    """Ctrl-C reaches every process of the command (the terminal signals its process group): before, train and
+    benchmark ended in a traceback (and evaluate's forked workers printed one each), status -2."""
+    import signal
+    import time
+
+    out = ["--output-dir", str(tmp_path)] if "train" in argv else ["--out", str(tmp_path / "r")]
+    proc = subprocess.Popen([sys.executable, *argv, *out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=tmp_path, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        deadline = time.monotonic() + 120
+        while len(_processes_of(proc.pid)) < 3 and time.monotonic() < deadline:  # its two workers are at work
+            time.sleep(0.2)
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(1)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and err.strip() == f"{says}: interrupted", (proc.returncode, err[-2000:])
+        deadline = time.monotonic() + 20
+        while _processes_of(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _processes_of(proc.pid)
+    finally:
+        if _processes_of(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)

@@ -352,13 +352,17 @@ def make_vec_env(
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    def factory(rank: int):
+    def factory(rank: int, worker: bool):
         def make() -> gym.Env:
+            if worker:  # in SubprocVecEnv's own process: Ctrl-C is the command's to handle
+                from popejoan_env.cli import leave_interrupts_to_parent
+
+                leave_interrupts_to_parent()
             return Monitor(PopeJoanGymEnv(**env_kwargs), info_keywords=("counters",))
 
         return make
 
-    fns = [factory(i) for i in range(n_envs)]
+    fns = [factory(i, vec_env == "subproc") for i in range(n_envs)]
     if vec_env == "dummy":
         vec = DummyVecEnv(fns)
     elif vec_env == "subproc":

@@ -12,6 +12,7 @@ response against it for a few minutes.  How to read and quote the figures: ``doc
 | ``dealset`` | the frozen deals: their card orders (package data), SHA-256, and the proof the tournament deals them |
 | ``panel`` | ``panel/1``: the reference opponents, and narrowing them (``--opponents``) |
 | ``runner`` | playing the blocks of deals against each opponent; the state file an interrupted run resumes from |
+| ``resume`` | reading that state file, every block checked against the evaluation's plan and the game's bounds |
 | ``variance`` | the control-variate estimator of the margins (narrower intervals at the same deals) |
 | ``ratings`` | one rating per player from pairwise duplicate margins, with bootstrap intervals, and its chart |
 | ``report`` | the report's dict (format versioned), its text and Markdown, and saving them atomically |

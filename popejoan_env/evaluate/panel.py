@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from popejoan_env.checks import split_list
+from popejoan_env.checks import brief, split_list
 from popejoan_env.errors import PopeJoanError
 
 VERSION = "panel/1"
@@ -21,12 +21,14 @@ PANEL: tuple[str, ...] = ("random", "lowest", "stops_first", "pool_hunter", "pim
 
 
 def choose(opponents: str | Sequence[str] | None) -> list[str]:
-    """The panel's players named by ``opponents`` (a comma list or a list; None or empty: all), in panel order."""
+    """The panel's players named by ``opponents`` (a comma list or a list; None: all), in panel order; a list
+    that names no player is refused (before, it played the whole panel)."""
     if opponents is None:
         return list(PANEL)
     names = split_list(opponents) if isinstance(opponents, str) else [str(n).strip() for n in opponents]
     if not names:
-        return list(PANEL)
+        raise PopeJoanError(f"--opponents {brief(opponents)} names no player: give a comma list of {VERSION}'s "
+                            f"players ({', '.join(PANEL)}), or leave it out to play them all")
     unknown = [n for n in names if n not in PANEL]
     if unknown:
         raise PopeJoanError(f"--opponents names {unknown}, not in {VERSION}: choose from {', '.join(PANEL)}")

@@ -6,7 +6,8 @@ copies of the opponent, and the opponent alone against copies of the agent, each
 every deal.  What a block gives (``Block``: per deal, the margin and both sides' counters and go-outs) is
 written to the state file atomically as soon as it is played, so an interrupted evaluation resumes at
 the first block it has not finished; a state file of another evaluation (another agent, table, set of
-deals or opponents) is refused rather than mixed in.
+deals or opponents), or one whose blocks do not fit this evaluation's plan (``resume``), is refused rather
+than mixed in.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import stat
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -26,18 +26,11 @@ import numpy as np
 import popejoan_env.cluster as cluster
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.evaluate import dealset, panel
+from popejoan_env.evaluate.resume import SERIES, STATE_FORMAT, TIMING, pair_key, read_state
 from popejoan_env.files import write_atomic
 from popejoan_env.players import Player, is_model_path, make_player
 from popejoan_env.rules import Rules
 from popejoan_env.tournament import NET, WENT_OUT, run_duplicate
-
-STATE_FORMAT = "popejoan-evaluation-state/1"
-MAX_STATE_BYTES = 64 * 2**20
-"""Largest state file a resumed evaluation reads (a 2,000-deal run of the whole panel writes about 2 MB)."""
-"""The format of the state file an evaluation resumes from."""
-SERIES = ("margin", "agent_net", "opponent_net", "agent_out", "opponent_out")
-"""What is kept of each deal against one opponent: the duplicate margin (agent alone against the opponent's
-field minus the opponent alone against the agent's), each side's counters alone, and each side's go-out rate."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,11 +73,6 @@ def settings(agent: str, preset: str, seats: int, deals: int, opponents: list[st
     return Settings(agent, sha, preset, seats, deals, tuple(opponents))
 
 
-def pair_key(a: str, b: str) -> str:
-    """How the state names a reference pair's blocks (``a`` alone against ``b``'s field and the reverse)."""
-    return f"{a}-{b}"
-
-
 class State:
     """The blocks played so far, per opponent, kept in a JSON file written atomically after every block."""
 
@@ -99,27 +87,8 @@ class State:
             self._resume(path)
 
     def _resume(self, path: str) -> None:
-        """Load the blocks a state file holds, refusing one that is not a regular file of bounded size."""
-        try:
-            found = os.stat(path)
-            if not stat.S_ISREG(found.st_mode):  # a pipe or device would block the open, a directory fail in it
-                raise PopeJoanError(f"cannot resume from {path}: not a regular file; remove it to start afresh")
-            if found.st_size > MAX_STATE_BYTES:
-                raise PopeJoanError(f"cannot resume from {path}: {found.st_size:,} bytes, more than a state file "
-                                    f"holds (MAX_STATE_BYTES = {MAX_STATE_BYTES:,}); remove it to start afresh")
-            with open(path) as fh:
-                saved = json.load(fh)
-        except (OSError, ValueError) as err:
-            raise PopeJoanError(f"cannot resume from {path}: {err}; remove it to start afresh") from None
-        if not isinstance(saved, dict) or saved.get("format") != STATE_FORMAT:
-            raise PopeJoanError(f"{path} is not an evaluation state file ({STATE_FORMAT}); remove it or choose "
-                                "another --out")
-        if saved.get("settings") != self.settings.to_dict():
-            raise PopeJoanError(f"{path} holds an unfinished evaluation with other settings ({saved.get('settings')}); "
-                                "remove it to start this one, or choose another --out")
-        for name, blocks in saved.get("blocks", {}).items():
-            if name in self.blocks:
-                self.blocks[name] = {int(b): data for b, data in blocks.items()}
+        """Load the blocks a state file holds, each checked against this evaluation's plan (``resume``)."""
+        self.blocks = read_state(path, self.settings, self.blocks)
 
     def done(self, opponent: str, block: int) -> bool:
         """Whether this block against this opponent has been played."""
@@ -134,14 +103,23 @@ class State:
             write_atomic(self.path, json.dumps(body) + "\n")
 
     def series(self, opponent: str) -> dict[str, np.ndarray]:
-        """Per deal against ``opponent``, each of ``SERIES`` (all blocks, in deal order)."""
-        blocks = [self.blocks[opponent][b] for b in sorted(self.blocks[opponent])]
+        """Per deal against ``opponent``, each of ``SERIES`` (all blocks, in deal order): the plan's deals, no more
+        and no fewer."""
+        blocks = [self.blocks[opponent][b] for b in self._planned(opponent)]
         return {k: np.array([x for blk in blocks for x in blk[k]], dtype=np.float64) for k in SERIES}
 
     def timing(self, opponent: str) -> dict[str, float]:
         """Decisions and thinking seconds of the agent and the opponent, and wall seconds, summed over blocks."""
-        keys = ("agent_decisions", "agent_seconds", "opponent_decisions", "opponent_seconds", "wall_seconds")
-        return {k: float(sum(blk[k] for blk in self.blocks[opponent].values())) for k in keys}
+        blocks = [self.blocks[opponent][b] for b in self._planned(opponent)]
+        return {k: float(sum(blk[k] for blk in blocks)) for k in TIMING}
+
+    def _planned(self, opponent: str) -> range:
+        """The blocks of the plan, refused unless every one of them, and no other, has been played."""
+        planned = range(self.settings.deals // dealset.BLOCK)
+        if sorted(self.blocks[opponent]) != list(planned):
+            raise PopeJoanError(f"the evaluation against {opponent} holds blocks {sorted(self.blocks[opponent])}, "
+                                f"not the {len(planned)} blocks 0 to {len(planned) - 1} of its plan")
+        return planned
 
 
 def play_block(agent: Player, opponent: Player, block: int, rules: Rules, seats: int, workers: int,

@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.checks import as_int
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import replacing
@@ -74,9 +75,18 @@ MAX_WEIGHTS_BYTES = 64 * 2**20
 """Largest ``policy.pth`` read, unpacked (the shipped 128x128 model's is 0.9 MB)."""
 MAX_WEIGHT_ELEMENTS = MAX_WEIGHTS_BYTES // 4
 """Most values all the tensors of ``policy.pth`` may hold together (as many float32 as ``MAX_WEIGHTS_BYTES``)."""
+MAX_NETWORK_VALUES = (MAX_WEIGHTS_BYTES - 2**20) // 4
+"""Most values a network may hold to be saved as a model file that reads back: float32 values within
+``MAX_WEIGHTS_BYTES``, less 1 MiB for ``torch.save``'s own bytes (about 400 a tensor)."""
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 """The hidden activations a model may name, as numpy functions (the player's forward applies them)."""
-
+MAX_COUNT = 2**63 - 1
+"""Largest number a model's metadata (or Stable-Baselines3's ``data``) may give: an int64, as numpy and torch
+hold it; a text of more digits than it has is refused before Python converts it."""
+CHECKED_FIELDS = frozenset({"format", "obs_version", "obs_size", "rules", "players", "activation", "net_arch",
+                            "architecture", "critic_arch", "algorithm", "timesteps", "plain_sb3"})
+"""Metadata fields that ``check_metadata`` checks or a reader of the network relies on: never overwritten by a
+caller's extra fields (``sb3_zip.adopt``)."""
 
 
 class ModelFileError(PopeJoanError):
@@ -170,7 +180,9 @@ def read_model(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict
     """(metadata, the ``policy.pth`` state_dict as loaded, or None) from a model file, with clear errors."""
     path = os.fspath(path)
     if not os.path.isfile(path):
-        raise ModelFileError(f"model file {path!r} does not exist")
+        why = ("is a directory, not a model file" if os.path.isdir(path) else
+               "is not a regular file" if os.path.exists(path) else "does not exist")
+        raise ModelFileError(f"model file {path!r} {why}")
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
@@ -276,6 +288,12 @@ def check_layout(value: Any, key: str, path: str) -> None:
     of a larger saved tensor is a fine view: it only reads values stored.)
     """
     if hasattr(value, "untyped_storage"):  # a torch tensor
+        layout = str(getattr(value, "layout", "torch.strided"))
+        if layout != "torch.strided" or getattr(value, "is_nested", False):
+            # A sparse (or nested) tensor has no strides nor one storage to check: torch would say only that.
+            kind = "nested" if getattr(value, "is_nested", False) else layout.removeprefix("torch.")
+            raise ModelFileError(f"{path}: {key} is a {kind} tensor; a model file holds dense weights "
+                                 "(torch.strided), as torch.save writes a network's state_dict")
         shape, numel, strides = tuple(value.shape), int(value.numel()), tuple(value.stride())
         last = value.storage_offset() + sum((n - 1) * st for n, st in zip(shape, strides))
         within = value.storage_offset() >= 0 and (last + 1) * value.element_size() <= value.untyped_storage().nbytes()
@@ -293,6 +311,22 @@ def check_layout(value: Any, key: str, path: str) -> None:
                              "(a stride-0 or overlapping view over fewer stored values): damaged or hostile weights")
 
 
+def read_count(value: Any, what: str, path: str, low: int = 0, high: int = MAX_COUNT, text: bool = False) -> int:
+    """The one reader of a number in a model file's metadata: a JSON integer (never a bool or a float) or, with
+    ``text``, a string of ASCII digits as Stable-Baselines3 writes numpy integers (``"52"``), from ``low`` to
+    ``high``; the digits are counted before Python converts them.  Anything else is a ``ModelFileError``."""
+    if text and isinstance(value, str):
+        if not (value.isascii() and value.isdigit() and len(value) <= len(str(high))):
+            raise ModelFileError(f"{path}: {what} is {_show(value)}, not a whole number {low:,}..{high:,} "
+                                 "written in ASCII digits")
+        number: int | None = int(value)
+    else:
+        number = as_int(value)
+    if number is None or not low <= number <= high:
+        raise ModelFileError(f"{path}: {what} must be an integer {low:,}..{high:,}, got {_show(value)}")
+    return number
+
+
 def check_metadata(meta: Any, path: str) -> None:
     """Refuse metadata whose format, or any field the player uses, has the wrong type or value."""
     if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
@@ -302,8 +336,7 @@ def check_metadata(meta: Any, path: str) -> None:
         if key not in meta:
             raise ModelFileError(f"{path}: metadata lacks {key!r}")
     for key in ("obs_version", "obs_size"):
-        if as_int(meta[key]) is None:
-            raise ModelFileError(f"{path}: metadata {key} must be an integer, got {_show(meta[key])}")
+        read_count(meta[key], f"metadata {key}", path)
     if meta["obs_version"] != OBS_VERSION or meta["obs_size"] != OBS_SIZE:
         raise ModelMismatchError(
             f"model {path} was trained on observation version {meta['obs_version']} (size {meta['obs_size']}); "
@@ -315,22 +348,34 @@ def check_metadata(meta: Any, path: str) -> None:
         raise ModelFileError(f"{path}: metadata rules must be an object of rules options or a non-empty list of "
                              f"them, got {_show(field)}")
     try:
-        trained_rules(meta)
+        known = trained_rules(meta)
     except (PopeJoanError, TypeError, RecursionError) as err:  # RecursionError: a value nested too deep to print
         raise ModelFileError(f"{path}: metadata rules are not valid: {_clip(str(err))}") from None
     players = meta["players"]
-    if (not isinstance(players, list) or not players
-            or not all(as_int(n) is not None and MIN_PLAYERS <= n <= MAX_PLAYERS for n in players)):
+    if not isinstance(players, list) or not players:
         raise ModelFileError(f"{path}: metadata players must be a list of table sizes "
                              f"{MIN_PLAYERS}..{MAX_PLAYERS}, got {_show(players)}")
+    for n in players:
+        read_count(n, "metadata players: a table size", path, MIN_PLAYERS, MAX_PLAYERS)
+    for rules in known:
+        for n in players:
+            try:
+                rules.hand_sizes(n)
+            except PopeJoanError as err:  # pack=small is dealt to 3 players only
+                raise ModelFileError(f"{path}: metadata rules and players name a table no deal can be played at: "
+                                     f"{_clip(str(err))}") from None
     activation = meta["activation"]
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise ModelFileError(f"{path}: metadata activation must be one of {sorted(ACTIVATIONS)}, "
                              f"got {_show(activation)}")
     net_arch = meta["net_arch"]
-    if not isinstance(net_arch, list) or not all(as_int(w) is not None and w > 0 for w in net_arch):
+    if not isinstance(net_arch, list):
         raise ModelFileError(f"{path}: metadata net_arch must be a list of layer widths (positive integers), "
                              f"got {_show(net_arch)}")
+    for width in net_arch:
+        read_count(width, "metadata net_arch: a layer width", path, 1, MAX_WEIGHT_ELEMENTS)
+    if "timesteps" in meta:
+        read_count(meta["timesteps"], "metadata timesteps", path)
     architecture = meta.get("architecture", "mlp")
     if architecture not in ("mlp", suits.ARCHITECTURE):
         raise ModelFileError(f"{path}: metadata architecture must be 'mlp' or {suits.ARCHITECTURE!r}, "
@@ -362,6 +407,45 @@ def linear(state: Mapping[str, Any], name: str, path: str) -> tuple[np.ndarray, 
         raise ModelFileError(f"{path}: {name}.bias has shape {tuple(bias.shape)}, but {name}.weight "
                              f"{tuple(weight.shape)} has {weight.shape[0]} outputs")
     return weight.T.copy(), bias
+
+
+MLP_ACTOR = "mlp_extractor.policy_net."
+"""The prefix of an MLP actor's hidden layers in SB3's ``state_dict`` (``MlpExtractor``: Linear, activation, ...)."""
+
+
+def mlp_actor(state: Any, metadata: Mapping[str, Any],
+              path: str) -> tuple[list[tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray]]:
+    """(hidden layers, head) of an MLP actor, each ``linear``: SB3's ``policy_net`` layers in sequence and its
+    ``action_net``, chained from the observation's ``OBS_SIZE`` values to the 52 card ids, their widths those of
+    the metadata's ``net_arch``."""
+    if not isinstance(state, Mapping):
+        raise ModelFileError(f"{path}: {WEIGHTS_NAME} holds a {type(state).__name__}, not a state_dict of tensors")
+    layers = []
+    k = 0
+    while f"{MLP_ACTOR}{k}.weight" in state or f"{MLP_ACTOR}{k}.bias" in state:
+        layers.append(linear(state, f"{MLP_ACTOR}{k}", path))
+        k += 2  # Linear, activation, Linear, ... in SB3's MlpExtractor
+    stray = sorted(str(key) for key in state if str(key).startswith(MLP_ACTOR)
+                   and str(key)[len(MLP_ACTOR):].partition(".")[0] not in {str(i) for i in range(0, k, 2)})
+    if stray:
+        raise ModelFileError(f"{path}: {WEIGHTS_NAME} has policy layers {stray[:4]} out of sequence "
+                             f"(layers 0, 2, 4 ... of SB3's MlpExtractor expected): damaged weights")
+    if "action_net.weight" not in state:
+        raise ModelFileError(f"{path}: {WEIGHTS_NAME} has no action_net: not a MaskablePPO MlpPolicy")
+    head = linear(state, "action_net", path)
+    width = OBS_SIZE
+    for (w, _), name in zip(layers + [head], [f"{MLP_ACTOR}{i}" for i in range(0, k, 2)] + ["action_net"]):
+        if w.shape[0] != width:
+            raise ModelFileError(f"{path}: network layer {name} expects {w.shape[0]} inputs, got {width} "
+                                 "(unsupported architecture or damaged weights)")
+        width = w.shape[1]
+    if width != NUM_CARD_IDS:
+        raise ModelFileError(f"{path}: network has {width} outputs, expected {NUM_CARD_IDS} actions")
+    widths = [w.shape[1] for w, _ in layers]
+    if [int(n) for n in metadata["net_arch"]] != widths:
+        raise ModelFileError(f"{path}: metadata net_arch {metadata['net_arch']} does not match the weights, "
+                             f"whose hidden layers are {widths}")
+    return layers, head
 
 
 def tensor(state: Mapping[str, Any], key: str, ndim: int, path: str) -> np.ndarray:
@@ -432,8 +516,9 @@ def read_sb3_zip(path: str | os.PathLike[str], weights: bool = True) -> tuple[di
 
 
 __all__ = [
-    "ACTIVATIONS", "MAX_MEMBERS", "MAX_METADATA_BYTES", "MAX_WEIGHTS_BYTES", "MAX_WEIGHT_ELEMENTS", "META_NAME",
-    "MODEL_FORMAT", "ModelFileError", "ModelMismatchError", "WEIGHTS_NAME", "check_layout", "check_metadata",
-    "linear", "load_weights", "model_metadata",
+    "ACTIVATIONS", "CHECKED_FIELDS", "MAX_COUNT", "MAX_MEMBERS", "MAX_METADATA_BYTES", "MAX_NETWORK_VALUES",
+    "MAX_WEIGHTS_BYTES",
+    "MAX_WEIGHT_ELEMENTS", "META_NAME", "MODEL_FORMAT", "ModelFileError", "ModelMismatchError", "WEIGHTS_NAME",
+    "check_layout", "check_metadata", "linear", "load_weights", "mlp_actor", "model_metadata", "read_count",
     "read_metadata", "read_model", "rules_field", "save_model", "save_state_dict", "tensor", "trained_rules",
 ]

@@ -25,7 +25,7 @@ import numpy as np
 from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.nets import suits
 from popejoan_env.nets.model_file import (
-    ACTIVATIONS, WEIGHTS_NAME, ModelFileError, ModelMismatchError, check_metadata, linear, read_model, tensor,
+    ACTIVATIONS, WEIGHTS_NAME, ModelFileError, ModelMismatchError, check_metadata, mlp_actor, read_model, tensor,
     trained_rules,
 )
 from popejoan_env.nets.sb3_zip import read_plain_model
@@ -33,8 +33,6 @@ from popejoan_env.observation import OBS_SIZE, play_rules
 from popejoan_env.rules import Rules, RulesLike, resolve_rules
 
 __all__ = ["Policy", "load_policy", "policy_from_state", "read_any_model", "read_metadata"]
-
-_POLICY_NET = "mlp_extractor.policy_net."
 
 
 class Policy:
@@ -162,29 +160,5 @@ def policy_from_state(state: Mapping[str, Any], metadata: dict[str, Any], path: 
                                      f"net_arch {metadata['net_arch']} needs {shape}")
         return Policy([], None, metadata["activation"], metadata, path,
                       actor=suits.NumpyActor(weights, metadata["activation"]))
-    layers = []
-    k = 0
-    while f"{_POLICY_NET}{k}.weight" in state or f"{_POLICY_NET}{k}.bias" in state:
-        layers.append(linear(state, f"{_POLICY_NET}{k}", path))
-        k += 2  # Linear, activation, Linear, ... in SB3's MlpExtractor
-    stray = sorted(str(key) for key in state if str(key).startswith(_POLICY_NET)
-                   and str(key)[len(_POLICY_NET):].partition(".")[0] not in {str(i) for i in range(0, k, 2)})
-    if stray:
-        raise ModelFileError(f"{path}: {WEIGHTS_NAME} has policy layers {stray[:4]} out of sequence "
-                             f"(layers 0, 2, 4 ... of SB3's MlpExtractor expected): damaged weights")
-    if "action_net.weight" not in state:
-        raise ModelFileError(f"{path}: {WEIGHTS_NAME} has no action_net: not a MaskablePPO MlpPolicy")
-    head = linear(state, "action_net", path)
-    width = OBS_SIZE
-    for (w, _), name in zip(layers + [head], [f"{_POLICY_NET}{i}" for i in range(0, k, 2)] + ["action_net"]):
-        if w.shape[0] != width:
-            raise ModelFileError(f"{path}: network layer {name} expects {w.shape[0]} inputs, got {width} "
-                                 "(unsupported architecture or damaged weights)")
-        width = w.shape[1]
-    if width != NUM_CARD_IDS:
-        raise ModelFileError(f"{path}: network has {width} outputs, expected {NUM_CARD_IDS} actions")
-    widths = [w.shape[1] for w, _ in layers]
-    if [int(n) for n in metadata["net_arch"]] != widths:
-        raise ModelFileError(f"{path}: metadata net_arch {metadata['net_arch']} does not match the weights, "
-                             f"whose hidden layers are {widths}")
+    layers, head = mlp_actor(state, metadata, path)
     return Policy(layers, head, metadata["activation"], metadata, path)

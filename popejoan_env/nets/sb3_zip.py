@@ -16,11 +16,15 @@ read from the zip      checked
                        ``action_net``; any other class is refused
 ``observation_space``  a ``Box`` of shape ``(OBS_SIZE,)``: another size is
                        another observation version (or another env), refused
-``action_space``       ``Discrete(52)``
+``action_space``       ``Discrete(52)`` starting at 0 (the card ids)
 ``policy_kwargs``      ``net_arch`` (default ``[64, 64]``, SB3's), the
                        activation (``Tanh``, SB3's default, or ``ReLU``), no
                        features extractor but SB3's ``FlattenExtractor``
 =====================  =====================================================
+
+Every number among them (and ``num_timesteps``) is read by ``model_file.read_count``:
+a JSON integer or, as SB3 writes numpy integers, a text of ASCII digits, within
+its range, so a file cannot hand Python a conversion it refuses.
 
 What the zip cannot say is taken as follows, and the metadata says so
 (``"plain_sb3": true``): the observation version is this package's (the size
@@ -38,6 +42,7 @@ through the same numpy ``Policy`` as every model file (no torch at play time).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -45,10 +50,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from popejoan_env.cards import NUM_CARD_IDS
-from popejoan_env.checks import as_int
+from popejoan_env.checks import brief
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.nets.model_file import (
-    MODEL_FORMAT, ModelFileError, ModelMismatchError, check_metadata, read_sb3_zip, rules_field, save_model,
+    CHECKED_FIELDS, MAX_WEIGHT_ELEMENTS, MODEL_FORMAT, ModelFileError, ModelMismatchError, check_metadata, mlp_actor,
+    read_count, read_sb3_zip, rules_field, save_model,
 )
 from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, RulesLike
 
@@ -62,8 +68,18 @@ SB3_ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
 DEFAULT_NET_ARCH = [64, 64]
 """SB3's actor layers when ``policy_kwargs`` names none."""
 
-_CLASS_NAME = re.compile(r"<function (\w+)\.__init__ ")
-_TORCH_CLASS = re.compile(r"<class 'torch\.nn\.modules\.activation\.(\w+)'>")
+_CLASS_NAME = re.compile(r"<function ([A-Za-z_][A-Za-z0-9_]*)\.__init__ ")
+_TORCH_CLASS = re.compile(r"<class 'torch\.nn\.modules\.activation\.([A-Za-z_][A-Za-z0-9_]*)'>")
+_SPACE = re.compile(r"<class '(?:gymnasium|gym)\.spaces\.(?P<kind>[a-z_]+\.[A-Za-z]+)'>")
+"""How SB3 names a space's class (``:type:``): Gymnasium's (or the older Gym's) ``Box`` and ``Discrete``."""
+
+
+def _show(value: Any) -> str:
+    """A value read from the zip as an error shows it: a text as it is, cut to one short line; else ``brief``."""
+    if isinstance(value, str):
+        line = " ".join(value.split())
+        return line if len(line) <= 80 else line[:77] + "..."
+    return brief(value)
 
 
 def _field(data: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:
@@ -78,74 +94,80 @@ def policy_algorithm(data: Mapping[str, Any], path: str) -> str:
     """The algorithm of a plain zip's policy class (``POLICIES``); any other class is refused."""
     policy = _field(data, "policy_class", path)
     module = policy.get("__module__")
-    found = _CLASS_NAME.match(str(policy.get("__init__", "")))
+    found = _CLASS_NAME.match(str(policy.get("__init__", ""))[:200])
     name = found.group(1) if found else "an unnamed class"
-    algorithm = POLICIES.get((module, name))  # type: ignore[arg-type]
+    algorithm = POLICIES.get((module, name)) if isinstance(module, str) else None
     if algorithm is None:
         known = ", ".join(f"{n} ({a})" for (_, n), a in POLICIES.items())
-        raise ModelFileError(f"{path}: its policy class is {name} from {module}; a plain Stable-Baselines3 zip is "
-                             f"played only with {known}: an MLP actor over the Gym view's observation (save "
-                             "another policy with popejoan_env.nets.model_file.save_model and its metadata)")
+        raise ModelFileError(f"{path}: its policy class is {_show(name)} from {_show(module)}; a plain "
+                             f"Stable-Baselines3 zip is played only with {known}: an MLP actor over the Gym view's "
+                             "observation (save another policy with popejoan_env.nets.model_file.save_model and its "
+                             "metadata)")
     return algorithm
 
 
-def _shape(space: Mapping[str, Any]) -> list[int] | None:
-    """The shape SB3 wrote as text (``"[1285]"``), or None."""
-    found = re.fullmatch(r"\[(\d+(?:,\s*\d+)*)?\]|\((\d+(?:,\s*\d+)*)?,?\)", str(space.get("_shape", "")).strip())
-    if not found:
+def _shape(space: Mapping[str, Any], path: str) -> list[int] | None:
+    """The shape SB3 wrote (a list, ``[1285]``, or as text, ``"[1285]"`` or ``"(1285,)"``), each size read by
+    ``read_count``; None when it is neither."""
+    shape = space.get("_shape")
+    if isinstance(shape, str):
+        found = re.fullmatch(r"\[([0-9]+(?:, *[0-9]+)*)?\]|\(([0-9]+(?:, *[0-9]+)*)?,?\)", shape.strip())
+        if not found:
+            return None
+        shape = re.findall(r"[0-9]+", found.group(1) or found.group(2) or "")
+    if not isinstance(shape, list):
         return None
-    digits = found.group(1) or found.group(2) or ""
-    return [int(x) for x in re.findall(r"\d+", digits)]
+    return [read_count(n, "its observation space's shape", path, text=True) for n in shape]
 
 
 def check_spaces(data: Mapping[str, Any], path: str) -> None:
     """Refuse a zip whose observation is not the Gym view's (``Box`` of ``OBS_SIZE``) or whose actions are
     not the 52 card ids."""
     obs = _field(data, "observation_space", path)
-    shape = _shape(obs)
-    if "Box" not in obs[":type:"] or shape is None:
-        raise ModelFileError(f"{path}: its observation space is {obs[':type:']} (shape {obs.get('_shape')}), not "
-                             f"the Gym view's Box of {OBS_SIZE} values (a Dict space needs MultiInputPolicy, "
-                             "which is not played)")
+    shape = _shape(obs, path)
+    kind = _SPACE.fullmatch(obs[":type:"])
+    if kind is None or kind["kind"] != "box.Box" or shape is None:
+        raise ModelFileError(f"{path}: its observation space is {_show(obs[':type:'])} (shape "
+                             f"{_show(obs.get('_shape'))}), not the Gym view's Box of {OBS_SIZE} values (a Dict space "
+                             "needs MultiInputPolicy, which is not played)")
     if shape != [OBS_SIZE]:
         raise ModelMismatchError(f"{path}: it was trained on observations of shape {shape}; this package's "
                                  f"observation (version {OBS_VERSION}) has {OBS_SIZE} values: another env or "
                                  "another observation version, retrain it with this version")
     act = _field(data, "action_space", path)
-    if "Discrete" not in act[":type:"] or as_int(_int_text(act.get("n"))) != NUM_CARD_IDS:
-        raise ModelFileError(f"{path}: its action space is {act[':type:']} (n={act.get('n')}), not "
+    kind = _SPACE.fullmatch(act[":type:"])
+    if kind is None or kind["kind"] != "discrete.Discrete" \
+            or read_count(act.get("n"), "its action space's n", path, text=True) != NUM_CARD_IDS:
+        raise ModelFileError(f"{path}: its action space is {_show(act[':type:'])} (n={_show(act.get('n'))}), not "
                              f"Discrete({NUM_CARD_IDS}), the card ids")
-
-
-def _int_text(value: Any) -> int | None:
-    """An integer SB3 wrote as a number or as text."""
-    if as_int(value) is not None:
-        return as_int(value)
-    return int(value) if isinstance(value, str) and value.strip().isdigit() else None
+    if "start" in act and read_count(act["start"], "its action space's start", path, text=True) != 0:
+        raise ModelFileError(f"{path}: its action space is Discrete({NUM_CARD_IDS}, start={act['start']}): its "
+                             "actions are not the card ids 0..51, so every card would be one off")
 
 
 def actor_shape(data: Mapping[str, Any], path: str) -> tuple[list[int], str]:
     """(the actor's hidden widths, its activation's name) from ``policy_kwargs``."""
     kwargs = data.get("policy_kwargs", {})
     if not isinstance(kwargs, Mapping):
-        raise ModelFileError(f"{path}: Stable-Baselines3's policy_kwargs are not readable: {kwargs!r:.80}")
+        raise ModelFileError(f"{path}: Stable-Baselines3's policy_kwargs are not readable: {_show(kwargs)}")
     extractor = kwargs.get("features_extractor_class")
-    if extractor is not None and "FlattenExtractor" not in str(extractor):
-        raise ModelFileError(f"{path}: its policy has features extractor {str(extractor):.80}; only SB3's "
+    if extractor is not None and "FlattenExtractor" not in str(extractor)[:200]:
+        raise ModelFileError(f"{path}: its policy has features extractor {_show(extractor)}; only SB3's "
                              "FlattenExtractor (the MlpPolicy default) is played")
     arch = kwargs.get("net_arch", DEFAULT_NET_ARCH)
     if isinstance(arch, Mapping):
         arch = arch.get("pi", DEFAULT_NET_ARCH)
-    if not isinstance(arch, list) or not all(as_int(w) is not None and w > 0 for w in arch):
-        raise ModelFileError(f"{path}: policy_kwargs net_arch {arch!r:.80} is not a list of layer widths")
+    if not isinstance(arch, list):
+        raise ModelFileError(f"{path}: policy_kwargs net_arch {_show(arch)} is not a list of layer widths")
+    widths = [read_count(w, "policy_kwargs net_arch: a layer width", path, 1, MAX_WEIGHT_ELEMENTS) for w in arch]
     activation = kwargs.get("activation_fn")
     if activation is None:
-        return [int(w) for w in arch], "tanh"
-    found = _TORCH_CLASS.fullmatch(str(activation))
+        return widths, "tanh"
+    found = _TORCH_CLASS.fullmatch(str(activation)[:200])
     if found is None or found.group(1) not in SB3_ACTIVATIONS:
-        raise ModelFileError(f"{path}: its activation is {str(activation):.80}; a played network uses "
+        raise ModelFileError(f"{path}: its activation is {_show(activation)}; a played network uses "
                              f"{' or '.join('torch.nn.' + n for n in SB3_ACTIVATIONS)}")
-    return [int(w) for w in arch], SB3_ACTIVATIONS[found.group(1)]
+    return widths, SB3_ACTIVATIONS[found.group(1)]
 
 
 def plain_metadata(data: Mapping[str, Any], path: str, rules: RulesLike | Sequence[RulesLike] = None,
@@ -160,14 +182,13 @@ def plain_metadata(data: Mapping[str, Any], path: str, rules: RulesLike | Sequen
         "obs_version": OBS_VERSION,
         "obs_size": OBS_SIZE,
         "rules": rules_field(list(PRESETS) if rules is None else rules),
-        "players": list(range(MIN_PLAYERS, MAX_PLAYERS + 1)) if players is None else [int(n) for n in players],
+        "players": list(range(MIN_PLAYERS, MAX_PLAYERS + 1)) if players is None else list(players),
         "algorithm": algorithm,
         "activation": activation,
         "net_arch": net_arch,
     }
-    timesteps = _int_text(data.get("num_timesteps"))
-    if timesteps is not None:
-        meta["timesteps"] = timesteps
+    if data.get("num_timesteps") is not None:
+        meta["timesteps"] = read_count(data["num_timesteps"], "Stable-Baselines3's num_timesteps", path, text=True)
     if rules is None or players is None:
         meta["plain_sb3"] = True  # rules or table sizes assumed, not recorded
     check_metadata(meta, path)
@@ -188,15 +209,41 @@ def read_plain_model(path: str | os.PathLike[str], weights: bool = True) -> tupl
 def adopt(path: str | os.PathLike[str], *, rules: RulesLike | Sequence[RulesLike] = "modern",
           players: Sequence[int] = (4,), out: str | os.PathLike[str] | None = None, **extra: Any) -> str:
     """Write a plain SB3 zip as a model file that records ``rules`` and ``players`` (to ``out``, default in
-    place); returns the path written.  ``MaskablePPO.load`` still resumes it."""
+    place); returns the path written.  ``MaskablePPO.load`` still resumes it.
+
+    Refused before anything is written: a ``path`` that is not such a zip, weights that cannot play, a
+    ``players`` that is not a list of table sizes, rules that cannot be dealt at one of them (``pack=small``
+    is for 3 players), an ``out`` that is a directory, and ``extra`` fields that are not JSON or would
+    replace a checked one (``model_file.CHECKED_FIELDS``).
+    """
     path = os.fspath(path)
-    found = read_sb3_zip(path, weights=False)
+    if not os.path.isfile(path):
+        raise ModelFileError(f"{path}: " + ("a directory, not a model file" if os.path.isdir(path)
+                                            else "no such file"))
+    found = read_sb3_zip(path, weights=True)
     if found is None:
         raise ModelFileError(f"{path} is not a zip Stable-Baselines3 saved without popejoan metadata "
                              "(a model file already, or not a model)")
-    meta = plain_metadata(found[0], path, rules, list(players))
+    if isinstance(players, (str, bytes)) or not isinstance(players, Sequence):
+        raise ModelFileError(f"{path}: players must be a list of table sizes such as [4], got {brief(players)}")
+    sizes = [read_count(n, "players: a table size", path, MIN_PLAYERS, MAX_PLAYERS) for n in players]
+    meta = plain_metadata(found[0], path, rules, sizes)
+    mlp_actor(found[1], meta, path)  # weights that cannot play are refused, not written
+    replaced = sorted(set(extra) & (set(meta) | CHECKED_FIELDS))
+    if replaced:
+        raise ModelFileError(f"{path}: adopt's extra fields {replaced} would replace what the zip and the rules "
+                             "give (the network's shape, its rules and table sizes); give other names")
+    try:
+        json.dumps(extra, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as err:
+        raise ModelFileError(f"{path}: adopt's extra fields must be JSON values: {_show(str(err))}") from None
     meta.update(extra)
     target = os.fspath(out) if out is not None else path
+    written = target if target.endswith(".zip") else target + ".zip"
+    if os.path.isdir(target) or os.path.isdir(written) or target.endswith(("/", os.sep)):
+        folder = target if os.path.isdir(target) or target.endswith(("/", os.sep)) else written
+        raise ModelFileError(f"cannot write the adopted model to {target}: {folder} is a directory; give a file "
+                             f"name such as {os.path.join(folder, 'model.zip')}")
 
     class _Copy:
         def save(self, tmp: str) -> None:

@@ -21,6 +21,8 @@ Your own player is ``module:factory`` (``mypackage.agent:make_agent``): the
 module is imported only for a spec of that form (from ``sys.path``, else from the
 current directory), and ``factory(seed=seed)`` (or ``factory()`` when it takes
 no ``seed``) must return a ``Player``.
+A comma list of specs (``benchmark --players``, ``train --opponents``) is split by
+``players.lists.split_specs``, which keeps a spec's parameters with it.
 
 >>> p = make_player("stops_first", seed=0)
 >>> p.name, sorted(SCRIPTED)
@@ -91,7 +93,9 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
     for item in filter(None, (p.strip() for p in rest.replace(":", ",").split(","))):
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            raise UnknownPlayerError(f"player spec {spec!r}: parameter {item!r} is not key=value")
+            hint = ("; a model path with a comma cannot be a spec's parameter (the comma ends it): rename it (or "
+                    "link it) without the comma") if item.endswith(".zip") or "/" in item else ""
+            raise UnknownPlayerError(f"player spec {spec!r}: parameter {item!r} is not key=value{hint}")
         params[key.strip()] = _number(value.strip())
     return name, params
 

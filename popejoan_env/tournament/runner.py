@@ -9,7 +9,6 @@ Deals are played here, in forked processes (``workers``) or as Ray tasks
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -19,6 +18,7 @@ import numpy as np
 import popejoan_env.cluster as cluster
 from popejoan_env.cards import names_of
 from popejoan_env.checks import as_int
+from popejoan_env.cli import fork_pool
 from popejoan_env.engine import Deal
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.players import Player, make_player
@@ -273,7 +273,7 @@ def run_duplicate(
         global _WORKER
         _WORKER = runner
         try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
+            with fork_pool(workers) as pool:
                 take(pool.imap_unordered(_worker_deals, _chunks(deals, 10)))
         finally:
             _WORKER = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import NamedTuple
 
-from popejoan_env.cli import OneLineParser
+from popejoan_env.cli import OneLineParser, interrupted
 
 
 class Command(NamedTuple):
@@ -42,7 +42,9 @@ def run_command(name: str, argv: list[str] | None = None, prog: str | None = Non
     """Run the training command ``name`` on ``argv`` (default ``sys.argv[1:]``) as ``prog``; the exit status."""
     command = COMMANDS[name]
     try:
-        module = importlib.import_module(f"{__name__}.{command.module}")
+        module = importlib.import_module(f"{__name__}.{command.module}")  # torch and friends: seconds
+    except KeyboardInterrupt:
+        return interrupted(OneLineParser(prog=prog).prog)
     except ModuleNotFoundError as err:
         if not command.extras or (err.name or "").split(".")[0] not in NEEDED:
             raise

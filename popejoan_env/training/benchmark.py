@@ -30,12 +30,12 @@ import contextlib
 import dataclasses
 import sys
 
-from popejoan_env.checks import split_list
 from popejoan_env.cli import SEED, Integer
 from popejoan_env.cluster import connected
 from popejoan_env.envs import register_for
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.players import SCRIPTED, make_player
+from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, parse_rules_options
 from popejoan_env.tournament import (BACKENDS, MAX_DEALS, MAX_GROUPS, MAX_WORKERS, check_output, check_settings,
                                      make_schedule, run_duplicate)
@@ -76,14 +76,8 @@ class Args:
 
 
 def split_players(text: str) -> list[str]:
-    """Split a comma-separated player list; ``name:k=v,k=v`` keeps its parameters together."""
-    out: list[str] = []
-    for piece in split_list(text):
-        if out and "=" in piece and ":" not in piece and "/" not in piece:
-            out[-1] += "," + piece  # a further parameter of the previous spec
-        else:
-            out.append(piece)
-    return out
+    """Split a comma-separated player list; ``name:k=v,k=v`` keeps its parameters together (``split_specs``)."""
+    return split_specs(text, "--players")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,9 +2,11 @@
 threads, evaluation against scripted players, the learning curve and ``run.json``.
 
 Every command keeps its knobs in one ``Args`` dataclass whose fields carry their ``--help`` text (``arg``) and
-reads them with ``parse_flags``; a bad flag or value is one line on stderr and exit status 2 (``refuse``), never
-argparse's usage dump nor a traceback.  A command runs as ``popejoan <command>`` or as the repository's
-``python training/<script>.py`` (a thin wrapper); ``run_script`` names it either way in errors and ``run.json``.
+reads them with ``parse_flags`` (``parse_given`` also says which flags were given, so a quick mode, ``with_quick``,
+never overrides one); a bad flag or value is one line on stderr and exit status 2 (``refuse``), never argparse's
+usage dump nor a traceback, and Ctrl-C is one line and exit status 130.  A command runs as ``popejoan <command>``
+or as the repository's ``python training/<script>.py`` (a thin wrapper); ``run_script`` names it either way in
+errors and ``run.json``.
 """
 
 from __future__ import annotations
@@ -13,13 +15,12 @@ import argparse
 import contextvars
 import dataclasses
 import json
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
-from popejoan_env.cli import Integer, Number, OneLineParser
+from popejoan_env.cli import Integer, Number, OneLineParser, fork_pool, interrupted
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable, save_png, write_atomic
 from popejoan_env.players import make_player
@@ -51,9 +52,10 @@ FLAG_TYPES: dict[str, Any] = {"str": str}
 an int or float field reads through its ``kind``."""
 
 
-def flag_parser(cls: type, description: str) -> OneLineParser:
+def flag_parser(cls: type, description: str, given_only: bool = False) -> OneLineParser:
     """The command line of a dataclass: ``--field-name`` per field (a trailing ``_`` dropped: ``lambda_`` is
-    ``--lambda``), bools as ``--x/--no-x``, each with its help text and default, under its field's heading."""
+    ``--lambda``), bools as ``--x/--no-x``, each with its help text and default, under its field's heading
+    (``given_only``: no defaults, so the parsed namespace holds only the flags the command line gave)."""
     parser = OneLineParser(prog=PROG.get(), description=description,
                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     groups: dict[str, Any] = {}  # the --help headings, in the order of their first field
@@ -64,8 +66,8 @@ def flag_parser(cls: type, description: str) -> OneLineParser:
         where = parser if heading is None else groups[heading]
         flag = "--" + f.name.rstrip("_").replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        kwargs = {"dest": f.name, "default": default, "help": f.metadata["help"].replace("%", "%%"),
-                  **f.metadata["argparse"]}  # argparse formats help with %
+        kwargs = {"dest": f.name, "default": argparse.SUPPRESS if given_only else default,
+                  "help": f.metadata["help"].replace("%", "%%"), **f.metadata["argparse"]}  # argparse formats with %
         if "action" not in kwargs and f.type == "bool":
             kwargs["action"] = argparse.BooleanOptionalAction
         elif "action" not in kwargs and "type" not in kwargs:
@@ -81,6 +83,19 @@ def parse_flags(cls: type[A], argv: list[str] | None, description: str) -> A:
     return cls(**vars(flag_parser(cls, description).parse_args(argv)))
 
 
+def parse_given(cls: type[A], argv: list[str] | None, description: str) -> tuple[A, frozenset[str]]:
+    """``parse_flags``, and the fields whose flags the command line gave (whatever their value: a flag given
+    equal to its default is given all the same)."""
+    args = parse_flags(cls, argv, description)  # a bad flag is refused here, once
+    given = flag_parser(cls, description, given_only=True).parse_args(argv)
+    return args, frozenset(vars(given))
+
+
+def with_quick(args: A, given: frozenset[str], quick: dict[str, Any]) -> A:
+    """``args`` with a quick mode's ``quick`` values in every field whose flag the command line did not give."""
+    return dataclasses.replace(args, **{k: v for k, v in quick.items() if k not in given})  # type: ignore[type-var]
+
+
 def refuse(message: str, status: int = 2) -> NoReturn:
     """Exit with ``status`` (2: a refused input) and ``<script>: error: <message>`` as one line on stderr."""
     parser = OneLineParser(prog=PROG.get())
@@ -91,12 +106,15 @@ def refuse(message: str, status: int = 2) -> NoReturn:
 
 def run_script(main: Callable[[list[str] | None], Any], argv: list[str] | None = None, prog: str | None = None) -> int:
     """Run a command's ``main`` on ``argv`` (default ``sys.argv[1:]``) as ``prog``: a PopeJoanError (a refused
-    flag, Ray out of reach ...) is ``refuse``d, not a traceback; returns the exit status ``main`` gives (0 if none)."""
+    flag, Ray out of reach ...) is ``refuse``d, not a traceback, and Ctrl-C is one line and ``cli.INTERRUPTED``;
+    returns the exit status ``main`` gives (0 if none)."""
     token = PROG.set(prog)
     try:
         status = main(argv)
     except PopeJoanError as err:
         refuse(str(err))
+    except KeyboardInterrupt:
+        return interrupted(OneLineParser(prog=prog).prog)
     finally:
         PROG.reset(token)
     return status if isinstance(status, int) else 0
@@ -146,7 +164,7 @@ def evaluate(policy: Any, opponents: list[str], deals: int, seed: int, *, rules:
     jobs = [(policy, other, deals, seed, rules, seats, name, seed if deal_seed is None else deal_seed,
              progress and workers == 1) for other in opponents]
     if workers > 1 and len(jobs) > 1:
-        with multiprocessing.get_context("fork").Pool(min(workers, len(jobs))) as pool:
+        with fork_pool(min(workers, len(jobs))) as pool:
             rows = pool.starmap(_against, jobs)
     else:
         rows = [_against(*job) for job in jobs]

@@ -33,7 +33,6 @@ shadowed.)
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -42,6 +41,7 @@ import numpy as np
 import torch
 
 from popejoan_env.cards import NUM_CARD_IDS
+from popejoan_env.cli import fork_pool
 from popejoan_env.engine import Deal
 from popejoan_env.observation import OBS_SIZE, encode
 from popejoan_env.players import make_player
@@ -185,7 +185,7 @@ def expert_games(expert: str, tables: Sequence[Table], deals: int, seed: int,
     jobs = [(expert, list(tables), balance_range, reward_scale, seed, list(range(a, min(a + CHUNK, deals))))
             for a in range(0, deals, CHUNK)]
     if workers > 1:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        with fork_pool(workers) as pool:
             parts = list(pool.imap(_play_chunk, jobs))
     else:
         parts = [_play(*job) for job in jobs]

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import dataclasses
 import glob
-import multiprocessing
 import os
 import platform
 import time
@@ -67,22 +66,25 @@ from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
 
 from popejoan_env import __version__
 from popejoan_env.checks import split_list
-from popejoan_env.envs.gymnasium_env import make_vec_env
+from popejoan_env.envs.gymnasium_env import episode_options, make_vec_env
 from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
 from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, Number, PROBABILITY, RATE, SCALE, SEED, THREADS
+from popejoan_env.cli import fork_pool
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
 from popejoan_env.nets import suits
 from popejoan_env.players import make_player
+from popejoan_env.players.lists import split_specs
 from popejoan_env.nets.model_file import model_metadata, rules_field, save_model
 from popejoan_env.nets.policy import policy_from_state
 from popejoan_env.players.pimc import MAX_SAMPLES
 from popejoan_env.rules import Rules, check_players, parse_rules_options
-from popejoan_env.sb3_policies import SuitsPolicy
+from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
+from popejoan_env.sb3_policies import SuitsPolicy, policy_values
 from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir,
-                                          parse_flags, run_script, set_torch_threads, write_learning_curve,
-                                          write_run_json)
+                                          parse_flags, parse_given, run_script, set_torch_threads, with_quick,
+                                          write_learning_curve, write_run_json)
 from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
 from popejoan_env.training.rollout_games import rollout_games
 
@@ -240,15 +242,12 @@ class Args:
 
 QUICK = {"run_name": "quick", "imitate_deals": 3_000, "rollout_deals": 1_000, "eval_deals": 100,
          "final_eval_deals": 100, "final_eval_opponents": "random,stops_first,pimc"}
-"""What ``--quick`` changes: the fields still at their default take these values."""
+"""What ``--quick`` changes: the fields whose flags the command line did not give take these values."""
 
 
-def apply_quick(args: Args) -> Args:
-    """``args`` with ``--quick``'s values in the fields the command line left at their default."""
-    if not args.quick:
-        return args
-    defaults = Args()
-    return dataclasses.replace(args, **{k: v for k, v in QUICK.items() if getattr(args, k) == getattr(defaults, k)})
+def apply_quick(args: Args, given: frozenset[str]) -> Args:
+    """``args`` with ``--quick``'s values in the fields whose flags the command line did not give (``given``)."""
+    return with_quick(args, given, QUICK) if args.quick else args
 
 
 # ---------------------------------------------------------------------- checking the flags
@@ -319,6 +318,7 @@ def check_args(args: Args) -> Setup:
                             "add --rollout-deals 0")
     for flag, names in (("--eval-opponents", args.eval_opponents),
                         ("--final-eval-opponents", args.final_eval_opponents)):
+        split_specs(names, flag)  # a model path with a comma is refused as that, not as its first half
         for name in split_list(names):
             try:
                 make_player(name)  # refused now, not after the training
@@ -328,7 +328,35 @@ def check_args(args: Args) -> Setup:
     n_steps = args.n_steps or max(1, ROLLOUT // n_envs)
     setup = Setup(presets, table_sizes, net_arch, actor_arch, balance_range,
                   uses_self=any(name == SELF for name, _ in mix), n_envs=n_envs, n_steps=n_steps)
+    check_runnable(args, setup)
     return setup
+
+
+def check_runnable(args: Args, setup: Setup) -> None:
+    """Refuse the flags that are each fine but together cannot run, or would run to a model that cannot be read
+    back, before anything is written."""
+    if args.vec_env == "batch" and any(rules.pack != "full" for rules in setup.presets):
+        raise PopeJoanError("--vec-env batch steps the envs in the batch engine, which plays the full pack only: add "
+                            "--vec-env dummy (or subproc) for pack=small")
+    if min(setup.net_arch) < 1:
+        raise PopeJoanError(f"--net-arch takes positive layer widths, got {args.net_arch!r}")
+    try:
+        episode_options(args.deals_per_episode, setup.balance_range)  # the observation's bound on balances
+    except PopeJoanError as err:
+        raise PopeJoanError(f"--balance-range {args.balance_range}: {err}") from None
+    rollout = setup.n_envs * setup.n_steps
+    if args.total_timesteps and (rollout < 2 or args.batch_size < 2 or rollout % args.batch_size == 1):
+        # MaskablePPO normalises each minibatch's advantages by their spread: one decision has none, and the
+        # network's weights turn to NaN (a model no loader reads).
+        raise PopeJoanError(f"PPO normalises each minibatch's advantages, which a minibatch of one decision cannot "
+                            f"give: a rollout of {rollout} (--n-envs {setup.n_envs} x --n-steps {setup.n_steps}) in "
+                            f"minibatches of --batch-size {args.batch_size} leaves one of 1; choose them so none is")
+    values = policy_values(args.actor, setup.net_arch, setup.actor_arch)
+    if values > MAX_NETWORK_VALUES:
+        raise PopeJoanError(f"the network of --net-arch {args.net_arch}" +
+                            (f" and --actor-arch {args.actor_arch}" if args.actor == suits.ARCHITECTURE else "") +
+                            f" holds {values:,} values; a model file holds at most {MAX_NETWORK_VALUES:,} "
+                            "(MAX_NETWORK_VALUES), so its model.zip could not be read back: choose narrower layers")
 
 
 def policy_spec(args: Args, setup: Setup) -> tuple[Any, dict[str, Any]]:
@@ -518,7 +546,7 @@ class Beside:
 
     def __init__(self, args: Args, setup: Setup, seed: int) -> None:
         self.args, self.setup, self.seed = args, setup, seed
-        self.pool = multiprocessing.get_context("fork").Pool(1)
+        self.pool = fork_pool(1)
         self.pending: list[tuple[dict[str, Any], Any]] = []
         self.last = ""
         """The latest evaluation, as text."""
@@ -570,7 +598,7 @@ def improve_by_rollouts(model: MaskablePPO, args: Args, setup: Setup,
 # ---------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, evaluate, save; returns the run summary written to run.json."""
-    args = apply_quick(parse_flags(Args, argv, __doc__.split("\n\n")[0]))
+    args = apply_quick(*parse_given(Args, argv, __doc__.split("\n\n")[0]))
     setup = check_args(args)  # every flag that can be wrong is checked before anything is written
     run_dir = make_run_dir(args.output_dir, args.run_name)
     ckpt_dir = os.path.join(run_dir, "checkpoints")

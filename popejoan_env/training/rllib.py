@@ -41,6 +41,7 @@ from popejoan_env.cluster import check_address, connected, import_ray
 from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, Number, PROBABILITY, RATE, SCALE, SEED
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.players import make_player
+from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import Rules, check_players
 
 from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir,
@@ -145,6 +146,7 @@ def check_args(args: Args) -> None:
                             f"{args.train_batch_size}")
     if args.eval_deals == 1:
         raise PopeJoanError("--eval-deals must be 0 or at least 2 (a confidence interval needs 2), got 1")
+    split_specs(args.eval_opponents, "--eval-opponents")  # a model path with a comma is refused as that
     for name in split_list(args.eval_opponents):
         make_player(name)
     if args.restore and not os.path.isdir(args.restore):

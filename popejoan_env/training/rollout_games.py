@@ -28,13 +28,13 @@ data do not depend on how many worker processes play them.
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from popejoan_env.cli import fork_pool
 from popejoan_env.players.guided import network_gains
 from popejoan_env.players.pimc import best_lead
 from popejoan_env.players.stops import lead_candidates
@@ -109,7 +109,7 @@ def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, *
         jobs += [(policy, table, balance_range, reward_scale, seed, worlds, mine[a:a + GROUP])
                  for a in range(0, len(mine), GROUP)]
     if workers > 1:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        with fork_pool(workers) as pool:
             parts = list(pool.imap(_play_chunk, jobs))
     else:
         parts = [_play_chunk(job) for job in jobs]

@@ -23,6 +23,7 @@ accepted or read, and their networks are loaded once and shared.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import threading
@@ -43,6 +44,8 @@ from popejoan_env.seat_view import SeatView, history_of, seat_view
 from popejoan_env.session import Session
 from popejoan_env.table import play_until
 from popejoan_env.web.clients import IDLE_SECONDS, ClientTable
+
+log = logging.getLogger("popejoan.web")
 
 HUMAN = 0
 """The human's seat."""
@@ -159,8 +162,10 @@ class ModelShelf:
                 return cached[1]
         try:
             meta: dict[str, Any] | None = read_metadata(real)
-        except PopeJoanError:
+        except Exception as err:  # noqa: BLE001  one bad file is left out; it never breaks the list for the others
             meta = None
+            why = str(err) if isinstance(err, PopeJoanError) else f"{type(err).__name__}: {err}"
+            log.warning("model file %s left out of the models offered: %s", real, " ".join(why.split())[:500])
         with self._lock:
             self._meta[real] = (stamp, meta)
         return meta

@@ -33,7 +33,8 @@ from popejoan_env.cards import CARD_NAMES, SUITS, names_of
 from popejoan_env.checks import brief
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.record import RecordLimitError, deal_record, read_records, replay_record, verify_record
+from popejoan_env.record import (GZIP_MAGIC, RecordLimitError, deal_record, read_records, replay_record,
+                                 verify_record)
 from popejoan_env.rules import COMPARTMENTS, Rules
 from popejoan_env.seat_view import history_of, seat_view
 from popejoan_env.web.clients import IDLE_SECONDS, ClientTable
@@ -49,8 +50,6 @@ MAX_TEXT_BYTES = 32 * 2**20
 """Most bytes of records text one replay reads, unpacked (blank lines included): a file beyond it is refused."""
 MAX_LINES = 2 * MAX_DEALS
 """Most lines one replay reads, blank ones included (a records file has one line a deal)."""
-GZIP_MAGIC = b"\x1f\x8b"
-"""The first bytes of a gzip stream: an upload starting with them is a ``.jsonl.gz`` file."""
 
 
 class Replay:
