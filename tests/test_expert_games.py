@@ -83,7 +83,7 @@ def test_train_ppo_imitates_first_and_refuses_what_does_not_combine(tmp_path) ->
     summary = train_ppo.main([
         "--run-name", "i", "--output-dir", str(tmp_path), "--seed", "2", "--imitate-deals", "30",
         "--imitate-player", "stops_first", "--imitate-loss", "choice", "--imitate-epochs", "2",
-        "--imitate-workers", "1", "--rollout-deals", "0",
+        "--imitate-workers", "1", "--rounds", "0",
         "--total-timesteps", "512", "--n-envs", "32", "--n-steps", "16", "--batch-size", "256", "--n-epochs", "1",
         "--net-arch", "16", "--opponents", "random:0.5,self:0.5", "--eval-interval", "512", "--eval-deals", "2",
         "--eval-opponents", "random", "--final-eval-deals", "2", "--final-eval-opponents", "random",
@@ -188,3 +188,32 @@ def test_an_evaluation_in_worker_processes_gives_the_same_results() -> None:
     policy = load_policy(shipped_model())
     args, where = (policy, ["random", "stops_first"], 6, 11), {"rules": Rules.preset("modern"), "seats": 4}
     assert evaluate(*args, **where, workers=2) == evaluate(*args, **where)
+
+
+@pytest.mark.parametrize("policy_kwargs", [dict(net_arch=dict(pi=[32], vf=[32])),
+                                           dict(net_arch=dict(pi=[16], vf=[16]), actor_arch=[8, 16, 16],
+                                                activation="tanh")], ids=["mlp", "suits"])
+def test_leaving_the_critic_out_trains_the_very_same_actor(games: expert_games.Games, policy_kwargs: dict) -> None:
+    # Only PPO reads the critic: a recipe with no PPO after it leaves the critic out, and its actor must not move
+    # by a bit (the actor's gradient never passed through the critic; Adam is per weight).
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
+    from popejoan_env.sb3_policies import SuitsPolicy
+
+    trained = {}
+    for critic in (True, False):
+        torch.manual_seed(0)
+        policy = SuitsPolicy if "actor_arch" in policy_kwargs else "MlpPolicy"
+        model = MaskablePPO(policy, make_batch_vec_env(2, 0, players="4", opponents="random"), device="cpu",
+                            policy_kwargs=policy_kwargs, seed=0)
+        before = {k: v.clone() for k, v in model.policy.state_dict().items()}
+        history = expert_games.imitate(model.policy, games, epochs=2, lr=3e-3, batch_size=64, seed=0,
+                                       loss="choice", critic=critic)
+        trained[critic] = model.policy.state_dict()
+        value = [k for k in before if k.startswith(("value_net", "mlp_extractor.value_net"))]
+        assert value and all(torch.equal(before[k], trained[critic][k]) != critic for k in value)
+        assert (history[-1]["held_out_value_loss"] is None) == (not critic)
+    actor = [k for k in trained[True] if not k.startswith(("value_net", "mlp_extractor.value_net"))]
+    assert all(torch.equal(trained[True][k], trained[False][k]) for k in actor)

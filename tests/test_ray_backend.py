@@ -298,3 +298,36 @@ def test_the_command_starts_a_local_ray_of_its_own(tmp_path: Path) -> None:
     assert "3 shards of 200 deals as Ray tasks on" in done.stdout
     assert done.stderr == "", "Ray's own notices stay quiet"
     assert (tmp_path / "ray.jsonl").read_bytes() == _simulate(tmp_path / "local.jsonl", *flags)
+
+
+# ---------------------------------------------------------------- the training's game stages
+def test_the_training_games_on_ray_are_the_local_games_byte_for_byte() -> None:
+    # popejoan train --backend ray: the imitated search's games and a round's rollout games, as Ray tasks, give the
+    # very arrays the local run gives, in this process and in two forked workers
+    from popejoan_env.nets.policy import load_policy
+    from popejoan_env.rules import Rules
+    from popejoan_env.training.expert_games import expert_games, tables_of
+    from popejoan_env.training.rollout_games import rollout_games
+
+    tables = tables_of([Rules.preset("modern"), Rules.preset("victorian")], [4, 5])
+    games = {}
+    for where in ({"workers": 1}, {"workers": 2}, {"backend": "ray"}):
+        key = where["backend"] if "backend" in where else f"{where['workers']} worker(s)"
+        expert = expert_games("pimc:samples=4", tables, 1_100, 5, balance_range=(-24, 72), reward_scale=0.1, **where)
+        rollouts = rollout_games(load_policy(MODEL), tables, 300, 6, worlds=2, balance_range=None, reward_scale=0.1,
+                                 **where)
+        games[key] = (expert, rollouts)
+    local = games["1 worker(s)"]
+    for key, both in games.items():
+        for mine, theirs in zip(both, local):
+            for field in ("obs", "legal", "action", "value", "deal", "seat", "q"):
+                assert np.array_equal(getattr(mine, field), getattr(theirs, field), equal_nan=True), (key, field)
+    assert len(local[0].action) > 8_000 and len(local[1].action) > 2_000
+
+
+def test_train_refuses_a_ray_backend_it_cannot_reach_before_any_work(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "training" / "train_ppo.py"), "--output-dir", str(tmp_path),
+                           "--backend", "ray", "--address", "127.0.0.1:1", "--no-progress"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert not list(tmp_path.iterdir()), "nothing is written"

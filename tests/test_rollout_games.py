@@ -112,14 +112,17 @@ def test_the_run_improves_the_imitated_network_by_its_rollouts(tmp_path, capsys)
               "--no-progress", "--no-tensorboard"]
     summary = train_ppo.main(["--run-name", "r", "--rollout-deals", "16", "--rollout-worlds", "2",
                               "--rollout-epochs", "2", *common])
-    stage = summary["imitation"]["rollouts"]
+    [stage] = summary["rounds"]
     assert stage["deals"] == 16 and stage["worlds"] == 2 and stage["decisions"] > 60 and len(stage["epochs"]) == 2
-    assert [e["imitation_epoch"] for e in summary["evaluations"]] == [0, 1, 2, 3]
-    line = (f"the imitation of {summary['imitation']['decisions']:,} stops_first decisions, policy improvement on "
-            f"{stage['decisions']:,} decisions of the search with the network's rollouts and 0 PPO learner steps")
-    assert line in capsys.readouterr().out
-    without = train_ppo.main(["--run-name", "n", "--rollout-deals", "0", *common])
-    assert "rollouts" not in without["imitation"]
+    assert [(e["stage"], e["epoch"]) for e in summary["evaluations"]] == \
+        [("imitation", 0), ("imitation", 1), ("round 1", 1), ("round 1", 2)]
+    out = capsys.readouterr().out
+    line = (f"the imitation of {summary['imitation']['decisions']:,} stops_first decisions, 1 round of policy "
+            f"improvement on {stage['decisions']:,} decisions of the search with the network's rollouts and 0 PPO "
+            f"learner steps")
+    assert line in out and "round 1, epoch 2 (" in out and "imitation, epoch 1 (" in out
+    without = train_ppo.main(["--run-name", "n", "--rounds", "0", *common])
+    assert without["rounds"] == []
     mine, theirs = read_model(tmp_path / "r" / "model.zip")[1], read_model(tmp_path / "n" / "model.zip")[1]
     assert any(not np.array_equal(np.asarray(mine[k]), np.asarray(theirs[k])) for k in mine)
 
@@ -131,14 +134,14 @@ def test_the_stage_is_the_default_and_is_refused_where_the_batch_engine_cannot_p
     assert (args.rollout_deals, args.rollout_worlds, args.rollout_epochs, args.rollout_lr) == (25_000, 8, 4, 3e-4)
     quick = train_ppo.apply_quick(*train_ppo.parse_given(train_ppo.Args, ["--quick"], ""))
     assert quick.rollout_deals == 1_000  # --quick keeps its minute: the stage at a small size
-    assert train_ppo.apply_quick(*train_ppo.parse_given(train_ppo.Args, ["--quick", "--rollout-deals", "0"],
-                                                        "")).rollout_deals == 0
+    assert train_ppo.apply_quick(*train_ppo.parse_given(train_ppo.Args, ["--quick", "--rounds", "0"],
+                                                        "")).rounds == 0
     small = ["--rules-option", "pack=small", "--players", "3", "--vec-env", "dummy"]
-    with pytest.raises(PopeJoanError, match="full pack only: add --rollout-deals 0"):
+    with pytest.raises(PopeJoanError, match="full pack only: add --rounds 0"):
         train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, small, ""))
-    train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, [*small, "--rollout-deals", "0"], ""))
+    train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, [*small, "--rounds", "0"], ""))
     train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, [*small, "--imitate-deals", "0"], ""))
-    for bad in (["--rollout-worlds", "0"], ["--rollout-deals", "-1"], ["--rollout-lr", "0"]):
+    for bad in (["--rollout-worlds", "0"], ["--rollout-deals", "0"], ["--rounds", "-1"], ["--rollout-lr", "0"]):
         with pytest.raises(SystemExit) as out:
             train_ppo.parse_flags(train_ppo.Args, bad, "")
         assert out.value.code == 2 and f"argument {bad[0]}: invalid value" in capsys.readouterr().err

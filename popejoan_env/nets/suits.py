@@ -18,7 +18,8 @@ for each suit apart; this actor learns it once, from four times the examples:
 
 Every layer is one matrix product, so a batch trains about as fast as the flat
 MLP.  The weights are a ``state_dict`` under ``PREFIX`` (torch's ``[out, in]``
-layout); ``NumpyActor`` plays them in numpy (the model files' player) and
+layout); ``NumpyActor`` plays them in numpy (the model files' player; its first
+layers add up the rows of an observation's few non-zero columns) and
 ``logits_torch`` trains and batches them; the two agree to float rounding
 (tested).
 """
@@ -64,7 +65,13 @@ def shapes(net_arch: Sequence[int]) -> dict[str, tuple[int, ...]]:
 
 
 class NumpyActor:
-    """A suits actor's weights laid out for numpy matmuls once, and its forward."""
+    """A suits actor's weights laid out for numpy once, and its forward.
+
+    An observation is mostly zeros (about 60 of its 1,285 numbers are not), so the two layers that read it
+    (the context and the suit planes' share of the first suit layer) add up the weight rows of its non-zero
+    columns in one compiled loop (``_first_layers``) instead of multiplying whole matrices: about twice as
+    fast a forward over a batch, the same logits to float rounding.  The layers after them are matrix
+    products."""
 
     def __init__(self, weights: Mapping[str, np.ndarray], activation: str) -> None:
         w = {k: np.asarray(v, dtype=np.float32) for k, v in weights.items()}
@@ -74,7 +81,15 @@ class NumpyActor:
         self.glob = (w["glob.weight"].T.copy(), w["glob.bias"])
         first = w["suit0.weight"]
         n = SUIT_INDEX.shape[1]
-        self.first_planes = first[:, :n].T.copy()
+        planes = first[:, :n].T
+        # each observation column's row of the first layer, in the one suit it feeds (a card column feeds one
+        # suit once; a trumps column feeds its suit's 13 inputs, so its row is their sum); -1: no suit
+        self.column_suit = np.full(OBS_SIZE, -1, dtype=np.int64)
+        self.column_first = np.zeros((OBS_SIZE, first.shape[0]), dtype=np.float32)
+        for suit in range(4):
+            for k, column in enumerate(SUIT_INDEX[suit]):
+                self.column_suit[column] = suit
+                self.column_first[column] += planes[k]
         # the suit one-hot's share of the first layer is a bias per suit, with the layer's own bias
         self.first_suit = (first[:, n:n + 4].T + w["suit0.bias"]).copy()
         self.first_context = first[:, n + 4:].T.copy()
@@ -89,11 +104,12 @@ class NumpyActor:
         """The actor's logits ([B, 52], or [52] for one observation)."""
         x = np.asarray(obs, dtype=np.float32)
         one = x.ndim == 1
-        x = x.reshape(-1, OBS_SIZE)
+        x = np.ascontiguousarray(x.reshape(-1, OBS_SIZE))
         b = len(x)
-        context = self._act(x @ self.glob[0] + self.glob[1])  # [B, G]
-        # one matrix product over the B x 4 suit rows (a [B, 4, n] @ [n, H] product runs ~5x slower)
-        h = (x[:, SUIT_INDEX].reshape(b * 4, -1) @ self.first_planes).reshape(b, 4, -1)  # [B, 4, H]
+        context = np.empty((b, self.glob[0].shape[1]), dtype=np.float32)  # [B, G]
+        h = np.empty((b, 4, self.column_first.shape[1]), dtype=np.float32)  # [B, 4, H]
+        _compiled()(x, self.glob[0], self.glob[1], self.column_suit, self.column_first, context, h)
+        self._act(context)
         h += self.first_suit
         h += (context @ self.first_context)[:, None, :]
         h = self._act(h).reshape(b * 4, -1)
@@ -101,6 +117,41 @@ class NumpyActor:
             h = self._act(h @ w + bias)
         out = (h @ self.out[0] + self.out[1]).reshape(b, NUM_CARD_IDS)
         return out[0] if one else out
+
+
+def _first_layers(x, glob, glob_bias, column_suit, column_first, context, first):  # type: ignore[no-untyped-def]
+    """``context = x @ glob + glob_bias`` and ``first[:, s] = (x's columns of suit s) @ column_first``, adding up the
+    weight rows of each row's non-zero columns only (numba; ``_compiled``)."""
+    rows, columns = x.shape
+    width, height = glob.shape[1], column_first.shape[1]
+    for r in range(rows):
+        for g in range(width):
+            context[r, g] = glob_bias[g]
+        for s in range(4):
+            for h in range(height):
+                first[r, s, h] = 0.0
+        for c in range(columns):
+            v = x[r, c]
+            if v != 0.0:
+                for g in range(width):
+                    context[r, g] += v * glob[c, g]
+                s = column_suit[c]
+                if s >= 0:
+                    for h in range(height):
+                        first[r, s, h] += v * column_first[c, h]
+
+
+_COMPILED: list[Any] = []
+"""``_first_layers`` compiled, made on first use (importing numba costs ~0.5 s)."""
+
+
+def _compiled() -> Any:
+    """``_first_layers`` compiled by numba (cached on disk)."""
+    if not _COMPILED:
+        import numba
+
+        _COMPILED.append(numba.njit(cache=True, nogil=True)(_first_layers))
+    return _COMPILED[0]
 
 
 def logits_torch(weights: Mapping[str, Any], obs: Any, activation: str) -> Any:

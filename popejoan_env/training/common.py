@@ -207,7 +207,8 @@ def format_eval(rows: dict[str, dict[str, Any]]) -> str:
 def write_learning_curve(path: str, title: str, evals: list[dict[str, Any]], *, final: dict[str, Any],
                          train_seconds: float) -> str:
     """Model minus each scripted player (95% CI) against minutes of training, as a PNG written atomically:
-    ``evals`` are ``{"train_seconds", "results"}`` rows, ``final`` the last results (at ``train_seconds``)."""
+    ``evals`` are ``{"train_seconds", "results"}`` rows (with ``stage``: a dotted line and its name where each stage
+    starts), ``final`` the last results (at ``train_seconds``)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -226,7 +227,13 @@ def write_learning_curve(path: str, title: str, evals: list[dict[str, Any]], *, 
         ax.errorbar(x, y, yerr=err, marker="o", capsize=3, color=colours[name], label=f"model − {name}",
                     linestyle="-" if len(points) > 1 else "none")
     ax.axhline(0.0, color="grey", linewidth=0.8)
-    ax.set_xlabel("wall-clock minutes of training (the imitation's evaluations run beside it; waits left out)")
+    starts = [(e["train_seconds"] / 60, e["stage"]) for k, e in enumerate(evals)
+              if e.get("stage") and (k == 0 or evals[k - 1].get("stage") != e["stage"])]
+    for k, (minute, stage) in enumerate(starts):  # where each stage of the recipe starts, and its name
+        ax.axvline(minute, color="grey", linewidth=0.6, linestyle=":")
+        ax.annotate(stage, (minute, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -2 - 9 * (k % 2)),
+                    textcoords="offset points", fontsize=7, color="dimgrey", va="top")
+    ax.set_xlabel("wall-clock minutes of training (the recipe's evaluations run beside it; waits left out)")
     ax.set_ylabel("counters per deal, model − opponent (95% CI)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="best")

@@ -41,13 +41,13 @@ import numpy as np
 import torch
 
 from popejoan_env.cards import NUM_CARD_IDS
-from popejoan_env.cli import fork_pool
 from popejoan_env.engine import Deal
 from popejoan_env.observation import OBS_SIZE, encode
 from popejoan_env.players import make_player
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import SeatView
 from popejoan_env.table import play_until
+from popejoan_env.training.workers import play_tasks
 
 
 @dataclasses.dataclass
@@ -166,29 +166,27 @@ def as_part(ids: list[Any], obs: list[Any], legal: list[Any], actions: list[Any]
             np.array(qs, dtype=np.float32).reshape(-1, NUM_CARD_IDS))
 
 
-def _play_chunk(args: tuple[Any, ...]) -> _Part:
-    """``_play`` in a worker process (one torch thread: the worker plays, it does not train)."""
-    torch.set_num_threads(1)
-    return _play(*args)
+def _task(common: tuple[Any, ...], deals: Sequence[int]) -> _Part:
+    """``_play`` of one job of ``expert_games`` (``workers.play_tasks`` runs it where the games are played)."""
+    return _play(*common, deals)
 
 
 CHUNK = 500
-"""Deals in one worker task; the parent copies the games task by task into one array and lets each go."""
+"""Deals in one task; the parent copies the games task by task into one array and lets each go."""
 
 
 def expert_games(expert: str, tables: Sequence[Table], deals: int, seed: int,
                  *,
-                 balance_range: Sequence[int] | None, reward_scale: float, workers: int = 1) -> Games:
-    """Deals ``0 .. deals-1`` played by ``expert`` at every seat, deal ``d`` at ``tables[d % len(tables)]``, in
-    ``workers`` forked processes (the same data for any number)."""
+                 balance_range: Sequence[int] | None, reward_scale: float, workers: int = 1, backend: str = "local",
+                 address: str | None = None, on_done: Callable[[int], None] | None = None) -> Games:
+    """Deals ``0 .. deals-1`` played by ``expert`` at every seat, deal ``d`` at ``tables[d % len(tables)]``, in this
+    process, ``workers`` forked processes or Ray tasks (``workers.play_tasks``: the same data either way);
+    ``on_done(n)`` is told each time ``n`` more deals are played."""
     start = time.perf_counter()
-    jobs = [(expert, list(tables), balance_range, reward_scale, seed, list(range(a, min(a + CHUNK, deals))))
-            for a in range(0, deals, CHUNK)]
-    if workers > 1:
-        with fork_pool(workers) as pool:
-            parts = list(pool.imap(_play_chunk, jobs))
-    else:
-        parts = [_play(*job) for job in jobs]
+    jobs = [list(range(a, min(a + CHUNK, deals))) for a in range(0, deals, CHUNK)]
+    common = (expert, list(tables), balance_range, reward_scale, seed)
+    parts = play_tasks(_task, common, jobs, workers=workers, backend=backend, address=address,
+                       on_done=None if on_done is None else lambda job: on_done(len(job)))
     return gather(parts, time.perf_counter() - start)
 
 
@@ -233,10 +231,11 @@ def regrets(games: Games) -> np.ndarray:
 
 
 def imitate(policy: Any, games: Games, *, epochs: int, lr: float, batch_size: int, seed: int,
-            vf_coef: float = 0.5, loss: str = "choice", choice_weight: float = 0.1,
-            after_epoch: Callable[[int], None] | None = None) -> list[dict[str, float]]:
+            vf_coef: float = 0.5, loss: str = "choice", choice_weight: float = 0.1, critic: bool = True,
+            after_epoch: Callable[[int], None] | None = None) -> list[dict[str, float | None]]:
     """Train an SB3 ``MaskableActorCriticPolicy`` on the expert's decisions (actor: ``loss``, see the module's
-    text; critic: squared error of the value); per epoch, the held-out losses, how often the actor picks the
+    text; critic: squared error of the value, unless ``critic`` is False: only PPO reads the critic, and leaving it
+    out trains the very same actor a fifth faster); per epoch, the held-out losses, how often the actor picks the
     expert's card and the counters its card falls short of the expert's best by the expert's values
     (``held_out_regret``).  ``after_epoch(epoch)`` is called after each epoch (an evaluation for the learning
     curve)."""
@@ -252,32 +251,35 @@ def imitate(policy: Any, games: Games, *, epochs: int, lr: float, batch_size: in
     regret = torch.as_tensor(regrets(games))
     optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
 
-    def losses(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def losses(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor]:
         o, lg, tg, rg, card = obs[rows], legal[rows], target[rows], regret[rows], action[rows]
         features = policy.extract_features(o)
-        latent_pi, latent_vf = policy.mlp_extractor(features)
+        latent_pi = policy.mlp_extractor.forward_actor(features)
         logits = policy.action_net(latent_pi).masked_fill(~lg, torch.finfo(torch.float32).min)
         actor = torch.nn.functional.cross_entropy(logits, tg)
         if loss == "regret":
             actor = (torch.softmax(logits, dim=1) * rg).sum(dim=1).mean() + choice_weight * actor
-        critic = torch.nn.functional.mse_loss(policy.value_net(latent_vf).squeeze(-1), value[rows])
+        value_loss = None
+        if critic:
+            latent_vf = policy.mlp_extractor.forward_critic(features)
+            value_loss = torch.nn.functional.mse_loss(policy.value_net(latent_vf).squeeze(-1), value[rows])
         chosen = logits.argmax(dim=1, keepdim=True)
-        return actor, critic, (chosen[:, 0] == card).float().mean(), rg.gather(1, chosen).mean()
+        return actor, value_loss, (chosen[:, 0] == card).float().mean(), rg.gather(1, chosen).mean()
 
-    history = []
+    history: list[dict[str, float | None]] = []
     policy.set_training_mode(True)
     for epoch in range(epochs):
         order = train[torch.randperm(len(train), generator=gen)]
         for i in range(0, len(order), batch_size):
-            actor, critic, _, _ = losses(order[i:i + batch_size])
+            actor, value_loss, _, _ = losses(order[i:i + batch_size])
             optimizer.zero_grad()
-            (actor + vf_coef * critic).backward()
+            (actor if value_loss is None else actor + vf_coef * value_loss).backward()
             optimizer.step()
         with torch.no_grad():
-            actor, critic, agree, given_up = losses(held)
+            actor, value_loss, agree, given_up = losses(held)
         history.append({"epoch": epoch + 1, "held_out_actor_loss": round(float(actor), 4),
-                        "held_out_value_loss": round(float(critic), 4), "held_out_agreement": round(float(agree), 4),
-                        "held_out_regret": round(float(given_up), 4)})
+                        "held_out_value_loss": None if value_loss is None else round(float(value_loss), 4),
+                        "held_out_agreement": round(float(agree), 4), "held_out_regret": round(float(given_up), 4)})
         if after_epoch is not None:
             policy.set_training_mode(False)
             after_epoch(epoch + 1)

@@ -3,7 +3,8 @@ every seat; 8 epochs of imitation, in which the actor learns to give up the fewe
 of the cards (plus a little of its choices) and the critic what each seat won; then policy improvement: 25,000
 deals of the search whose rollouts the imitated network plays at every seat, and 4 epochs learning its values;
 no PPO step, since PPO after the imitation made every tried model weaker or, at best, left it level.
---total-timesteps N adds MaskablePPO (sb3-contrib) after it; --rollout-deals 0 leaves the second stage out.
+--total-timesteps N adds MaskablePPO (sb3-contrib) after it; --rounds N plays N rounds of policy improvement
+(round k's rollouts played by round k-1's network), --rounds 0 none.
 
     python training/train_ppo.py                       # defaults: modern, 4 players, < 15 min on 2 cores
     python training/train_ppo.py --players 3,4,5 --opponents "stops_first:0.5,self:0.5" --total-timesteps 3000000
@@ -48,6 +49,7 @@ scripts share (flags, evaluation, the learning curve, ``run.json``) is in
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import glob
 import os
@@ -64,7 +66,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
 
-from popejoan_env import __version__
+from popejoan_env import __version__, cluster
 from popejoan_env.checks import split_list
 from popejoan_env.envs.gymnasium_env import episode_options, make_vec_env
 from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
@@ -76,7 +78,7 @@ from popejoan_env.opponents import SELF, parse_mix
 from popejoan_env.nets import suits
 from popejoan_env.players import make_player
 from popejoan_env.players.lists import split_specs
-from popejoan_env.nets.model_file import model_metadata, rules_field, save_model
+from popejoan_env.nets.model_file import model_metadata, read_model, rules_field, save_model
 from popejoan_env.nets.policy import policy_from_state
 from popejoan_env.players.pimc import MAX_SAMPLES
 from popejoan_env.rules import Rules, check_players, parse_rules_options
@@ -87,6 +89,9 @@ from popejoan_env.training.common import (arg, check_run_name, command, evaluate
                                           write_learning_curve, write_run_json)
 from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
 from popejoan_env.training.rollout_games import rollout_games
+from popejoan_env.training.rounds import Rounds
+from popejoan_env.training.rounds import seeds as round_seeds
+from popejoan_env.training.workers import check_backend
 
 
 VEC_ENVS = {"batch": 512, "dummy": 8, "subproc": 8}
@@ -130,7 +135,17 @@ class Args:
                              "torch CPU threads (0 = torch's default); 1 because on 2 cores 2 threads were ~10% faster "
                              "only on a quiet machine and 4-10x slower as soon as anything else ran (88-97 against "
                              "409-890 learner steps/s)", kind=THREADS, group=RUN)
-    progress: bool = arg(True, "show a progress bar", group=RUN)
+    resume: bool = arg(False,
+                       "continue this run after its last finished round (<output-dir>/<run-name>/rounds/: the "
+                       "imitation is round 0), with the same data as a run never stopped; refused in one line if a "
+                       "flag that shapes the network differs from the run's (--rounds may grow)", group=RUN)
+    backend: str = arg("local",
+                       "where the game stages play (the imitated search's games, each round's rollout games): local "
+                       "(--imitate-workers forked processes) or ray (Ray tasks; the same data, byte for byte)",
+                       group=RUN)
+    address: str = arg("", "with --backend ray: the cluster to join (auto, HOST:PORT or ray://HOST:PORT); empty: a Ray "
+                           "of this machine's CPUs", group=RUN)
+    progress: bool = arg(True, "show progress bars", group=RUN)
     tensorboard: bool = arg(True, "write TensorBoard logs to <run>/tb", group=RUN)
 
     # ------------------------------------------------------------------ the recipe
@@ -151,16 +166,19 @@ class Args:
     imitate_lr: float = arg(1e-3, "Adam learning rate of the imitation", kind=RATE, group=RECIPE)
     imitate_workers: int = arg(2, "forked processes playing the imitation's and the rollout stage's deals (the data "
                                   "do not change)", kind=Integer(1, 256), group=RECIPE)
+    rounds: int = arg(1,
+                      "rounds of policy improvement after the imitation (none with --imitate-deals 0): in round k the "
+                      "network of round k-1 plays the rollouts of the search whose values it then learns; each round "
+                      "is kept in <run>/rounds/ as it finishes (--resume); 0 = the imitation alone",
+                      kind=Integer(0, 1000), group=RECIPE)
     rollout_deals: int = arg(25_000,
-                             "policy improvement, the stage after the imitation (none with --imitate-deals 0): deals "
-                             "played by the search whose rollouts the network just trained plays at every seat of "
+                             "deals a round: played by the search whose rollouts the network plays at every seat of "
                              "every world (each seat from its own observation), whose values of the cards the network "
-                             "then learns (popejoan_env/training/rollout_games.py; full pack only); 0 = none",
-                             kind=Integer(0, 10**7), group=RECIPE)
-    rollout_worlds: int = arg(8, "worlds a decision of the --rollout-deals' search", kind=Integer(1, MAX_SAMPLES),
-                              group=RECIPE)
-    rollout_epochs: int = arg(4, "passes over the --rollout-deals' decisions", kind=Integer(1, 1000), group=RECIPE)
-    rollout_lr: float = arg(3e-4, "Adam learning rate of the --rollout-deals' stage", kind=RATE, group=RECIPE)
+                             "then learns (popejoan_env/training/rollout_games.py; full pack only)",
+                             kind=Integer(1, 10**7), group=RECIPE)
+    rollout_worlds: int = arg(8, "worlds a decision of a round's search", kind=Integer(1, MAX_SAMPLES), group=RECIPE)
+    rollout_epochs: int = arg(4, "passes over a round's decisions", kind=Integer(1, 1000), group=RECIPE)
+    rollout_lr: float = arg(3e-4, "Adam learning rate of a round's training", kind=RATE, group=RECIPE)
     batch_size: int = arg(512, "minibatch size of the imitation, the rollout stage and the PPO update",
                           kind=Integer(1, 10**6), group=RECIPE)
     reward_scale: float = arg(0.1, "rewards and values are counters times this (counters per deal run to tens)",
@@ -313,9 +331,12 @@ def check_args(args: Args) -> Setup:
     if args.imitate_deals and args.imitate_loss == "regret" and not hasattr(expert, "last_values"):
         raise PopeJoanError(f"--imitate-loss regret learns the values of a search (pimc, pimc_net); "
                             f"--imitate-player {args.imitate_player} gives none: add --imitate-loss choice")
-    if args.rollout_deals and args.imitate_deals and any(rules.pack != "full" for rules in presets):
-        raise PopeJoanError("--rollout-deals plays its rollouts in the batch engine, which plays the full pack only: "
-                            "add --rollout-deals 0")
+    if args.rounds and args.imitate_deals and any(rules.pack != "full" for rules in presets):
+        raise PopeJoanError("a round of policy improvement plays its rollouts in the batch engine, which plays the "
+                            "full pack only: add --rounds 0")
+    if args.resume and not args.imitate_deals:
+        raise PopeJoanError("--resume continues the recipe's rounds, and --imitate-deals 0 has none")
+    check_backend(args.backend, args.address)
     for flag, names in (("--eval-opponents", args.eval_opponents),
                         ("--final-eval-opponents", args.final_eval_opponents)):
         split_specs(names, flag)  # a model path with a comma is refused as that, not as its first half
@@ -491,56 +512,119 @@ class CleanRLBoard(TensorBoardOutputFormat):
         super().write(kv, ex, step)
 
 
-# ---------------------------------------------------------------------- the imitation
-def warm_start(model: MaskablePPO, args: Args, setup: Setup, callback: Callback) -> dict[str, Any]:
-    """The imitation before PPO: the expert's games, the policy and critic trained on them, an evaluation
-    (the learning curve's first point); what ``run.json`` records of it."""
-    t0 = time.perf_counter()
-    print(f"imitation: {args.imitate_deals:,} deals of {args.imitate_player} at every seat, "
-          f"{args.imitate_workers} worker(s)", flush=True)
-    games = expert_games(args.imitate_player, tables_of(setup.presets, setup.table_sizes), args.imitate_deals,
-                         args.seed + 20_000, balance_range=setup.balance_range, reward_scale=args.reward_scale,
-                         workers=args.imitate_workers)
-
+# ---------------------------------------------------------------------- the recipe
+def recipe(model: MaskablePPO, args: Args, setup: Setup, callback: Callback, run_dir: str,
+           resumed: Rounds | None) -> dict[str, Any]:
+    """The recipe before PPO: round 0, the imitation of the search, then ``--rounds`` rounds of policy improvement,
+    each kept on disk as it finishes (``rounds.Rounds``; ``resumed``: the run's finished rounds, read back by
+    ``--resume``); the learning curve's points during it; what ``run.json`` records of it."""
+    state = resumed if resumed is not None else Rounds.start(run_dir, args)
+    if state.done:
+        _, weights = read_model(state.model(len(state.done) - 1))
+        model.policy.load_state_dict(weights)  # the last finished round's network, as it was saved
+        for entry in state.done:
+            callback.evals += entry["evals"]
+        print(f"resuming {args.run_name} after round {len(state.done) - 1} ({state.path})", flush=True)
+    earlier = sum(entry["record"]["seconds"] for entry in state.done)  # training seconds of the finished rounds
     beside = Beside(args, setup, callback.eval_seed) if args.eval_interval else None
-
-    def after_epoch(epoch: int) -> None:  # the learning curve's points during the imitation
-        if beside is not None:
-            row = {"timesteps": 0, "train_seconds": round(time.perf_counter() - t0 - callback.first_eval_seconds, 1),
-                   "imitation_epoch": epoch}
-            callback.evals.append(row)
-            beside.submit(current_policy(model, args, setup, 0), row)
-
     try:
-        after_epoch(0)  # the network before it learns anything
-        history = imitate(model.policy, games, epochs=args.imitate_epochs, lr=args.imitate_lr,
-                          batch_size=args.batch_size, seed=args.seed,
-                          loss=args.imitate_loss, choice_weight=args.imitate_choice_weight, after_epoch=after_epoch)
-        print(f"imitation: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
-              f"{time.perf_counter() - t0 - callback.first_eval_seconds - games.seconds:.0f} s; held-out agreement "
-              f"with {args.imitate_player} {history[-1]['held_out_agreement']:.1%}", flush=True)
-        out = {"deals": args.imitate_deals, "decisions": int(len(games.action)), "player": args.imitate_player,
-               "games_seconds": round(games.seconds, 1), "epochs": history}
-        del games
-        if args.rollout_deals:
-            out["rollouts"] = improve_by_rollouts(model, args, setup,
-                                                  lambda epoch: after_epoch(args.imitate_epochs + epoch))
+        for k in range(len(state.done), args.rounds + 1):
+            t0 = time.perf_counter()
+            waits = callback.first_eval_seconds
+            evals: list[dict[str, Any]] = []
+            stage = "imitation" if k == 0 else f"round {k}"
+
+            def after_epoch(epoch: int) -> None:  # the learning curve's points: after each epoch of the stage
+                if beside is not None:
+                    trained = earlier + time.perf_counter() - t0 - (callback.first_eval_seconds - waits)
+                    row = {"timesteps": 0, "train_seconds": round(trained, 1), "stage": stage, "epoch": epoch}
+                    evals.append(row)
+                    callback.evals.append(row)
+                    beside.submit(current_policy(model, args, setup, 0), row)
+
+            record = imitation(model, args, setup, after_epoch) if k == 0 else improvement(model, args, setup, k,
+                                                                                            after_epoch)
+            if beside is not None:  # a round's points are saved with it: wait for them (evaluation time)
+                t1 = time.perf_counter()
+                beside.collect(wait=True)
+                callback.first_eval_seconds += time.perf_counter() - t1
+            record["seconds"] = round(time.perf_counter() - t0 - (callback.first_eval_seconds - waits), 1)
+            earlier += record["seconds"]
+            state.finish(k, lambda path: save_model(model, path, metadata(args, setup, 0)), record, evals)
     except BaseException:
         if beside is not None:
             beside.pool.terminate()  # an interrupted run leaves no evaluation process behind
         raise
     if beside is not None:
-        t1 = time.perf_counter()
-        beside.close()  # the last evaluations: the wait is evaluation time, not training
-        callback.first_eval_seconds += time.perf_counter() - t1
+        beside.close()
         callback.last_eval = beside.last
-    callback.before_seconds = time.perf_counter() - t0 - callback.first_eval_seconds
-    out["seconds"] = round(callback.before_seconds, 1)
-    return out
+    callback.before_seconds = earlier
+    return {"imitation": state.done[0]["record"], "rounds": [entry["record"] for entry in state.done[1:]],
+            "seconds": round(earlier, 1)}
+
+
+def _bar(args: Args, total: int, what: str) -> Any:
+    """A progress bar of the deals of a game stage (None without --progress)."""
+    if not args.progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="deal", desc=what, dynamic_ncols=True, mininterval=1.0, leave=False)
+
+
+def imitation(model: MaskablePPO, args: Args, setup: Setup, after_epoch: Callable[[int], None]) -> dict[str, Any]:
+    """Round 0: the imitated search's games, then the network trained on them (the critic too when PPO follows);
+    what ``run.json`` records of it."""
+    print(f"imitation: {args.imitate_deals:,} deals of {args.imitate_player} at every seat, "
+          f"{args.imitate_workers if args.backend == 'local' else 'Ray'} worker(s)", flush=True)
+    bar = _bar(args, args.imitate_deals, "imitation: games")
+    games = expert_games(args.imitate_player, tables_of(setup.presets, setup.table_sizes), args.imitate_deals,
+                         args.seed + 20_000, balance_range=setup.balance_range, reward_scale=args.reward_scale,
+                         workers=args.imitate_workers, backend=args.backend, address=args.address or None,
+                         on_done=None if bar is None else bar.update)
+    if bar is not None:
+        bar.close()
+    t0 = time.perf_counter()
+    after_epoch(0)  # the network before it learns anything
+    history = imitate(model.policy, games, epochs=args.imitate_epochs, lr=args.imitate_lr,
+                      batch_size=args.batch_size, seed=args.seed, loss=args.imitate_loss,
+                      choice_weight=args.imitate_choice_weight, critic=args.total_timesteps > 0,
+                      after_epoch=after_epoch)
+    print(f"imitation: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
+          f"{time.perf_counter() - t0:.0f} s; held-out agreement with {args.imitate_player} "
+          f"{history[-1]['held_out_agreement']:.1%}", flush=True)
+    return {"deals": args.imitate_deals, "decisions": int(len(games.action)), "player": args.imitate_player,
+            "games_seconds": round(games.seconds, 1), "epochs": history}
+
+
+def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
+                after_epoch: Callable[[int], None]) -> dict[str, Any]:
+    """Round ``k`` of policy improvement: the search whose rollouts the network plays (``rollout_games``) plays
+    ``--rollout-deals`` deals, and the network learns its values of the cards; what ``run.json`` records of it."""
+    games_seed, learn_seed = round_seeds(args.seed, k)
+    print(f"round {k} of {args.rounds}: {args.rollout_deals:,} deals of the search whose rollouts the network plays, "
+          f"{args.rollout_worlds} worlds a decision, "
+          f"{args.imitate_workers if args.backend == 'local' else 'Ray'} worker(s)", flush=True)
+    bar = _bar(args, args.rollout_deals, f"round {k}: games")
+    games = rollout_games(current_policy(model, args, setup, 0), tables_of(setup.presets, setup.table_sizes),
+                          args.rollout_deals, games_seed, worlds=args.rollout_worlds, balance_range=setup.balance_range,
+                          reward_scale=args.reward_scale, workers=args.imitate_workers, backend=args.backend,
+                          address=args.address or None, on_done=None if bar is None else bar.update)
+    if bar is not None:
+        bar.close()
+    t0 = time.perf_counter()
+    history = imitate(model.policy, games, epochs=args.rollout_epochs, lr=args.rollout_lr,
+                      batch_size=args.batch_size, seed=learn_seed, loss="regret",
+                      choice_weight=args.imitate_choice_weight, critic=args.total_timesteps > 0,
+                      after_epoch=after_epoch)
+    print(f"round {k}: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
+          f"{time.perf_counter() - t0:.0f} s", flush=True)
+    return {"round": k, "deals": args.rollout_deals, "worlds": args.rollout_worlds,
+            "decisions": int(len(games.action)), "games_seconds": round(games.seconds, 1), "epochs": history}
 
 
 class Beside:
-    """The learning curve's evaluations during the imitation, in one forked process beside the training: the
+    """The learning curve's evaluations during the recipe, in one forked process beside the training: the
     training uses one torch thread, so on two cores they cost it little wall time.  Each result fills its row of
     ``Callback.evals`` and is printed as it arrives."""
 
@@ -565,7 +649,7 @@ class Beside:
             row, result = self.pending.pop(0)
             row["results"] = result.get()
             self.last = " ".join(f"model-{k} {r['diff_mean']:+.2f}" for k, r in row["results"].items())
-            print(f"imitation epoch {row['imitation_epoch']} ({row['train_seconds'] / 60:.1f} min): {self.last}",
+            print(f"{row['stage']}, epoch {row['epoch']} ({row['train_seconds'] / 60:.1f} min): {self.last}",
                   flush=True)
 
     def close(self) -> None:
@@ -575,32 +659,21 @@ class Beside:
         self.pool.join()
 
 
-def improve_by_rollouts(model: MaskablePPO, args: Args, setup: Setup,
-                        after_epoch: Callable[[int], None]) -> dict[str, Any]:
-    """Policy improvement: the search whose rollouts the network plays (``rollout_games``) plays
-    ``--rollout-deals`` deals, and the network learns its values of the cards; what ``run.json`` records of it."""
-    print(f"policy improvement: {args.rollout_deals:,} deals of the search whose rollouts the network plays, "
-          f"{args.rollout_worlds} worlds a decision, {args.imitate_workers} worker(s)", flush=True)
-    games = rollout_games(current_policy(model, args, setup, 0), tables_of(setup.presets, setup.table_sizes),
-                          args.rollout_deals, args.seed + 40_000, worlds=args.rollout_worlds,
-                          balance_range=setup.balance_range,
-                          reward_scale=args.reward_scale, workers=args.imitate_workers)
-    t0 = time.perf_counter()
-    history = imitate(model.policy, games, epochs=args.rollout_epochs, lr=args.rollout_lr,
-                      batch_size=args.batch_size, seed=args.seed + 2,
-                      loss="regret", choice_weight=args.imitate_choice_weight, after_epoch=after_epoch)
-    print(f"policy improvement: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
-          f"{time.perf_counter() - t0:.0f} s", flush=True)
-    return {"deals": args.rollout_deals, "worlds": args.rollout_worlds, "decisions": int(len(games.action)),
-            "games_seconds": round(games.seconds, 1), "epochs": history}
-
-
 # ---------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, evaluate, save; returns the run summary written to run.json."""
     args = apply_quick(*parse_given(Args, argv, __doc__.split("\n\n")[0]))
     setup = check_args(args)  # every flag that can be wrong is checked before anything is written
+    # --backend ray: the cluster is joined (or a local Ray started) once, before anything is written, for every
+    # game stage of the run
+    with cluster.connected(args.address or None) if args.backend == "ray" else contextlib.nullcontext():
+        return train(args, setup, argv)
+
+
+def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
+    """The run of ``main``, once its flags are checked."""
     run_dir = make_run_dir(args.output_dir, args.run_name)
+    resumed = Rounds.resume(run_dir, args) if args.resume else None  # checked before anything is removed
     ckpt_dir = os.path.join(run_dir, "checkpoints")
     clear_run(run_dir)
     os.makedirs(ckpt_dir, exist_ok=True)
@@ -642,9 +715,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         stats_window_size=2000,  # counters per deal are noisy (sd ~10): average many episodes for the charts
     )
 
-    # the imitation, then PPO
+    # the recipe (the imitation, then rounds of policy improvement), then PPO
     callback = Callback(args, setup, ckpt_dir, eval_seed)
-    imitated = warm_start(model, args, setup, callback) if args.imitate_deals else None
+    done = recipe(model, args, setup, callback, run_dir, resumed) if args.imitate_deals else None
     if setup.uses_self:  # the 'self' share needs a snapshot before the first reset: the network PPO starts from
         first = save_model(model, os.path.join(ckpt_dir, "snapshot_0000000.zip"), metadata(args, setup, 0))
         vec.env_method("add_snapshot", first)
@@ -658,7 +731,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     model.learn(total_timesteps=args.total_timesteps, callback=CallbackList([callback]))
     wall = time.perf_counter() - t_start
     steps = int(model.num_timesteps)
-    train_time = wall - callback.eval_seconds + callback.before_seconds  # the imitation is training too
+    train_time = wall - callback.eval_seconds + callback.before_seconds  # the recipe is training too
 
     # saving, the final evaluation, run.json
     model_path = save_model(model, os.path.join(run_dir, "model.zip"), metadata(args, setup, steps))
@@ -674,7 +747,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                          progress=args.progress, workers=args.imitate_workers)
         final_time = time.perf_counter() - t0
 
-    seconds = {"train": train_time, "imitation": callback.before_seconds,
+    seconds = {"train": train_time, "recipe": callback.before_seconds,
                "periodic_eval": callback.eval_seconds + callback.first_eval_seconds, "final_eval": final_time}
     summary: dict[str, Any] = {
         "run_name": args.run_name,
@@ -688,7 +761,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "envs": {"vec_env": args.vec_env, "n_envs": setup.n_envs, "n_steps": setup.n_steps},
         "timesteps": steps,
         "wall_seconds": {k: round(v, 1) for k, v in seconds.items()},
-        "learner_steps_per_s": round(steps / max(seconds["train"] - seconds["imitation"], 1e-9), 1),
+        "learner_steps_per_s": round(steps / max(seconds["train"] - seconds["recipe"], 1e-9), 1),
         "evaluations": callback.evals,
         "final_evaluation": final,
         "model": os.path.relpath(model_path, run_dir),
@@ -696,8 +769,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                      "stable_baselines3": stable_baselines3.__version__, "sb3_contrib": sb3_contrib.__version__,
                      "numpy": np.__version__},
     }
-    if imitated is not None:
-        summary["imitation"] = imitated
+    if done is not None:
+        summary.update(imitation=done["imitation"], rounds=done["rounds"])
     if callback.evals or final:
         deals = f"{args.eval_deals} duplicate deals a point" + (f", the last {args.final_eval_deals}" if final else "")
         title = f"{args.run_name}: {setup.rules.name}, {setup.table_sizes[0]} seats, {deals}"
@@ -706,14 +779,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         summary["learning_curve"] = os.path.relpath(curve, run_dir)
     write_run_json(run_dir, summary)
     stages = []
-    if imitated is not None:
-        stages.append(f"the imitation of {imitated['decisions']:,} {args.imitate_player} decisions")
-        if "rollouts" in imitated:
-            stages.append(f"policy improvement on {imitated['rollouts']['decisions']:,} decisions of the search "
-                          f"with the network's rollouts")
+    if done is not None:
+        stages.append(f"the imitation of {done['imitation']['decisions']:,} {args.imitate_player} decisions")
+        if done["rounds"]:
+            decisions = sum(r["decisions"] for r in done["rounds"])
+            rounds = f"{len(done['rounds'])} round{'s' if len(done['rounds']) > 1 else ''}"
+            stages.append(f"{rounds} of policy improvement on {decisions:,} decisions of the search with the "
+                          f"network's rollouts")
     stages.append(f"{steps:,} PPO learner steps ({summary['learner_steps_per_s']:,.0f}/s)")
-    done = " and ".join([", ".join(stages[:-1]), stages[-1]]) if len(stages) > 1 else stages[0]
-    print(f"\n{done} in {train_time:.0f} s of training; model: {model_path}")
+    line = " and ".join([", ".join(stages[:-1]), stages[-1]]) if len(stages) > 1 else stages[0]
+    print(f"\n{line} in {train_time:.0f} s of training; model: {model_path}")
     if final:
         print(f"\nagainst the scripted players ({args.final_eval_deals} duplicate deals each, "
               f"{setup.table_sizes[0]} players, counters per deal, 95% CI):")

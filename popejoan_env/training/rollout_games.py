@@ -29,18 +29,18 @@ data do not depend on how many worker processes play them.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from popejoan_env.cli import fork_pool
 from popejoan_env.players.guided import network_gains
 from popejoan_env.players.pimc import best_lead
 from popejoan_env.players.stops import lead_candidates
 from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.seat_view import SeatView, seat_view
 from popejoan_env.training.expert_games import Decisions, Games, Table, deal_of, gather
+from popejoan_env.training.workers import play_tasks
 
 GROUP = 128
 """Deals played in lockstep: their positions are evaluated in one batch (and one worker task)."""
@@ -90,27 +90,26 @@ def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, 
     return decisions.part(reward_scale)
 
 
-def _play_chunk(args: tuple[Any, ...]) -> Any:
-    """``_play_group`` with numpy's matrix products on one thread (two workers share two cores)."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
-        return _play_group(*args)
+def _task(common: tuple[Any, ...], job: tuple[Table, Sequence[int]]) -> Any:
+    """``_play_group`` of one job of ``rollout_games`` (``workers.play_tasks`` runs it where the games are played)."""
+    policy, balance_range, reward_scale, seed, worlds = common
+    table, deals = job
+    return _play_group(policy, table, balance_range, reward_scale, seed, worlds, deals)
 
 
 def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, *, worlds: int,
-                  balance_range: Sequence[int] | None, reward_scale: float, workers: int = 1) -> Games:
+                  balance_range: Sequence[int] | None, reward_scale: float, workers: int = 1, backend: str = "local",
+                  address: str | None = None, on_done: Callable[[int], None] | None = None) -> Games:
     """Deals ``0 .. deals-1`` (deal ``d`` at ``tables[d % len(tables)]``) played by the search whose rollouts
-    ``policy`` plays, at every seat, in ``workers`` forked processes (the same data for any number)."""
+    ``policy`` plays, at every seat, in this process, ``workers`` forked processes or Ray tasks
+    (``workers.play_tasks``: the same data either way); ``on_done(n)`` is told each time ``n`` more deals are
+    played."""
     start = time.perf_counter()
     jobs = []
     for t, table in enumerate(tables):
         mine = list(range(t, deals, len(tables)))
-        jobs += [(policy, table, balance_range, reward_scale, seed, worlds, mine[a:a + GROUP])
-                 for a in range(0, len(mine), GROUP)]
-    if workers > 1:
-        with fork_pool(workers) as pool:
-            parts = list(pool.imap(_play_chunk, jobs))
-    else:
-        parts = [_play_chunk(job) for job in jobs]
+        jobs += [(table, mine[a:a + GROUP]) for a in range(0, len(mine), GROUP)]
+    common = (policy, balance_range, reward_scale, seed, worlds)
+    parts = play_tasks(_task, common, jobs, workers=workers, backend=backend, address=address,
+                       on_done=None if on_done is None else lambda job: on_done(len(job[1])))
     return gather(parts, time.perf_counter() - start)

@@ -1,0 +1,170 @@
+"""Rounds of policy improvement (``popejoan train --rounds N``), kept on disk as they finish: a run stopped after a
+round and resumed with ``--resume`` gives the network of a run never stopped, bit for bit; a state that does not
+belong to the run is refused in one line that names the file and the reason, and nothing is removed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib", reason="pip install torch==2.13.0 && pip install -e '.[train]'")
+
+from popejoan_env.training import ppo  # noqa: E402
+from popejoan_env.training.rounds import FORMAT, ResumeError, Rounds, identity, seeds, sha256  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ["--imitate-deals", "40", "--imitate-player", "pimc:samples=8", "--imitate-epochs", "1", "--imitate-workers",
+        "1", "--rollout-deals", "24", "--rollout-worlds", "2", "--rollout-epochs", "1", "--actor-arch", "8,16,16",
+        "--eval-interval", "1", "--eval-deals", "2", "--eval-opponents", "random", "--final-eval-deals", "0",
+        "--no-progress", "--no-tensorboard"]
+"""A run of a few seconds a round."""
+
+
+def _weights(path: Path) -> bytes:
+    """The network of a model file (its weights member: the metadata names the run, which may differ)."""
+    with zipfile.ZipFile(path) as archive:
+        return archive.read("policy.pth")
+
+
+def test_a_resumed_run_trains_the_network_of_a_run_never_stopped(tmp_path: Path, capsys: Any) -> None:
+    whole = ppo.main(["--output-dir", str(tmp_path), "--run-name", "whole", "--rounds", "2", *TINY])
+    ppo.main(["--output-dir", str(tmp_path), "--run-name", "cut", "--rounds", "1", *TINY])
+    capsys.readouterr()
+    resumed = ppo.main(["--output-dir", str(tmp_path), "--run-name", "cut", "--rounds", "2", "--resume", *TINY])
+    assert "resuming cut after round 1" in capsys.readouterr().out
+    assert _weights(tmp_path / "whole" / "model.zip") == _weights(tmp_path / "cut" / "model.zip")
+    for k in range(3):
+        assert _weights(tmp_path / "whole" / "rounds" / f"round_{k}.zip") == \
+            _weights(tmp_path / "cut" / "rounds" / f"round_{k}.zip")
+    assert [r["decisions"] for r in whole["rounds"]] == [r["decisions"] for r in resumed["rounds"]]
+    # the learning curve of the resumed run holds every stage's points, the earlier session's too
+    assert [(e["stage"], e["epoch"]) for e in resumed["evaluations"]] == \
+        [("imitation", 0), ("imitation", 1), ("round 1", 1), ("round 2", 1)]
+    assert [(e["stage"], e["epoch"]) for e in whole["evaluations"]] == \
+        [(e["stage"], e["epoch"]) for e in resumed["evaluations"]]
+    state = json.loads((tmp_path / "cut" / "rounds" / "state.json").read_text())
+    assert state["format"] == FORMAT and [entry["round"] for entry in state["done"]] == [0, 1, 2]
+    assert all(not name.endswith(".tmp") for name in os.listdir(tmp_path / "cut" / "rounds"))
+    # each round's network is another network: the rounds learned
+    assert _weights(tmp_path / "whole" / "rounds" / "round_1.zip") != \
+        _weights(tmp_path / "whole" / "rounds" / "round_2.zip")
+
+
+def test_each_round_has_its_own_seeds() -> None:
+    got = [seeds(1, k) for k in range(1, 5)]
+    assert len(set(got)) == 4 and seeds(1, 1) == (40_001, 3)  # round 1 is the single stage of 0.2.0
+    assert all(a not in (1, 10_001, 20_001) for a, _ in got)  # never the imitation's nor the evaluations' seed
+
+
+def _state(tmp_path: Path, args: Any, rounds: int = 2) -> Rounds:
+    """A run directory with ``rounds + 1`` finished rounds of stand-in files (the checks read files, not weights)."""
+    state = Rounds.start(str(tmp_path), args)
+    for k in range(rounds + 1):
+        state.finish(k, lambda path, k=k: Path(path).write_bytes(f"round {k}".encode()), {"seconds": 1.0}, [])
+    return state
+
+
+@pytest.fixture
+def args() -> ppo.Args:
+    return ppo.Args(rounds=3, resume=True)
+
+
+def test_resume_reads_back_the_finished_rounds(tmp_path: Path, args: ppo.Args) -> None:
+    _state(tmp_path, args)
+    back = Rounds.resume(str(tmp_path), args)
+    assert [entry["round"] for entry in back.done] == [0, 1, 2] and back.identity == identity(args)
+    # more rounds, more workers, another backend: the same data
+    import dataclasses
+
+    Rounds.resume(str(tmp_path), dataclasses.replace(args, rounds=9, imitate_workers=1, progress=False))
+
+
+@pytest.mark.parametrize("spoil, says", [
+    (lambda d: (d / "state.json").unlink(), "does not exist: this run has no finished round"),
+    (lambda d: (d / "state.json").write_text("{not json"), "cannot be read as JSON"),
+    (lambda d: (d / "state.json").write_text("[1, 2]"), "is not a popejoan-rounds/1 state"),
+    (lambda d: (d / "state.json").write_text(json.dumps({"format": FORMAT, "identity": {}, "done": []})),
+     "holds no identity or no finished round"),
+    (lambda d: (d / "round_1.zip").unlink(), "round_1.zip is missing or is not the file"),
+    (lambda d: (d / "round_2.zip").write_bytes(b"another network"), "round_2.zip is missing or is not the file"),
+    (lambda d: _edit(d, lambda s: s["done"][1].update(round=7)), "round 1's entry is not what"),
+    (lambda d: _edit(d, lambda s: s["identity"].update(seed=2)), "--seed is 2 in this run"),
+    (lambda d: _edit(d, lambda s: s["identity"].update(rollout_deals=5)), "--rollout-deals is 5 in this run"),
+    (lambda d: _edit(d, lambda s: s["identity"].pop("actor")), "--actor is '(absent)' in this run"),
+])
+def test_a_state_that_is_not_this_runs_is_refused(tmp_path: Path, args: ppo.Args, spoil: Any, says: str) -> None:
+    _state(tmp_path, args)
+    spoil(tmp_path / "rounds")
+    with pytest.raises(ResumeError, match=says.replace("(", r"\(").replace(")", r"\)")):
+        Rounds.resume(str(tmp_path), args)
+
+
+def _edit(directory: Path, change: Any) -> None:
+    state = json.loads((directory / "state.json").read_text())
+    change(state)
+    (directory / "state.json").write_text(json.dumps(state))
+
+
+def test_more_finished_rounds_than_asked_for_are_refused(tmp_path: Path, args: ppo.Args) -> None:
+    import dataclasses
+
+    _state(tmp_path, args, rounds=3)
+    with pytest.raises(ResumeError, match="has 3 finished rounds and --rounds 2 asks for fewer"):
+        Rounds.resume(str(tmp_path), dataclasses.replace(args, rounds=2))
+
+
+def test_a_refused_resume_is_one_line_and_removes_nothing(tmp_path: Path) -> None:
+    run = tmp_path / "r"
+    (run / "rounds").mkdir(parents=True)
+    (run / "model.zip").write_bytes(b"the last run's model")
+    (run / "rounds" / "state.json").write_text(json.dumps({"format": FORMAT, "identity": {"seed": 9},
+                                                           "done": [{"round": 0}]}))
+    done = subprocess.run([sys.executable, str(ROOT / "training" / "train_ppo.py"), "--output-dir", str(tmp_path),
+                           "--run-name", "r", "--resume", "--no-progress"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "--resume:" in done.stderr and "state.json" in done.stderr
+    assert (run / "model.zip").read_bytes() == b"the last run's model", "nothing is removed before the check"
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--rounds", "1", "--rules-option", "pack=small", "--players", "3", "--vec-env", "dummy"], "add --rounds 0"),
+    (["--resume", "--imitate-deals", "0"], "--imitate-deals 0 has none"),
+    (["--backend", "cluster"], "--backend must be one of local, ray"),
+    (["--address", "10.0.0.1:6379"], "give --backend ray with it"),
+    (["--backend", "ray", "--address", "not an address"], "a Ray address is auto"),
+])
+def test_flags_that_cannot_run_are_refused_before_any_work(flags: list[str], says: str) -> None:
+    with pytest.raises(ppo.PopeJoanError, match=says):
+        ppo.check_args(ppo.parse_flags(ppo.Args, flags, ""))
+
+
+def test_the_state_records_what_it_names(tmp_path: Path, args: ppo.Args) -> None:
+    state = _state(tmp_path, args, rounds=1)
+    saved = json.loads(Path(state.path).read_text())
+    assert saved["identity"] == identity(args) and "resume" not in saved["identity"]
+    assert [entry["sha256"] for entry in saved["done"]] == [sha256(state.model(k)) for k in range(2)]
+    assert np.array_equal([entry["round"] for entry in saved["done"]], [0, 1])
+
+
+def test_the_learning_curve_names_each_stage_where_it_starts(monkeypatch: Any, tmp_path: Path) -> None:
+    from popejoan_env.training import common
+
+    figures = []
+    monkeypatch.setattr(common, "save_png", lambda fig, path: figures.append(fig) or path)
+    row = {"random": {"diff_mean": 1.0, "diff_ci95": 0.5}}
+    evals = [{"train_seconds": 60.0 * m, "stage": stage, "epoch": e, "results": row}
+             for m, (stage, e) in enumerate([("imitation", 0), ("imitation", 1), ("round 1", 1), ("round 1", 2),
+                                             ("round 2", 1)])]
+    common.write_learning_curve(str(tmp_path / "c.png"), "t", evals, final=row, train_seconds=400.0)
+    [ax] = figures[0].axes
+    assert [t.get_text() for t in ax.texts] == ["imitation", "round 1", "round 2"]
+    assert [round(line.get_xdata()[0]) for line in ax.lines if line.get_linestyle() == ":"] == [0, 2, 4]
