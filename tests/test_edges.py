@@ -1094,6 +1094,8 @@ FORGED_STATES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("a bool for counters", _deal_change("agent_out", True), "True, not a finite number"),
     ("text for counters", _deal_change("margin", "3"), "'3', not a finite number"),
     ("null for counters", _deal_change("margin", None), "None, not a finite number"),
+    ("an integer beyond a float's range (was: OverflowError)", _deal_change("margin", 10**400),
+     "not a finite number"),
     ("a series that is no list", _set_block("margin", {"0": 1}), "not the 50 deals"),
     ("negative decisions", _set_block("agent_decisions", -1), "agent_decisions is -1"),
     ("fractional decisions", _set_block("agent_decisions", 1.5), "agent_decisions is 1.5"),
@@ -1413,11 +1415,11 @@ def test_quick_knows_a_given_flag_however_it_is_written() -> None:
     assert _train_args(["--quick", "--imitate-dea", "60000"]).imitate_deals == 60_000  # argparse's abbreviation
     assert _train_args(["--imitate-deals=60000", "--quick"]).imitate_deals == 60_000
     assert _train_args(["--quick", "--run-name", "quick"]).run_name == "quick"
-    assert _train_args(["--quick"]).imitate_deals == 3_000 and _train_args([]).imitate_deals == 60_000
+    assert _train_args(["--quick"]).imitate_deals == 2_000 and _train_args([]).imitate_deals == 60_000
 
 
 TRAIN_COMBINATIONS = [
-    (["--rules-option", "pack=small", "--players", "3", "--rollout-deals", "0"],
+    (["--rules-option", "pack=small", "--players", "3", "--rounds", "0"],
      "--vec-env batch steps the envs in the batch engine, which plays the full pack only"),
     (["--net-arch", "0"], "--net-arch takes positive layer widths, got '0'"),
     (["--balance-range", "0,100000000"], "--balance-range 0,100000000: balance_range must lie within ±524,288"),
@@ -1447,7 +1449,7 @@ def test_a_refused_combination_writes_nothing(tmp_path: pathlib.Path, capsys: py
     run = tmp_path / "models" / "mine"
     run.mkdir(parents=True)
     (run / "model.zip").write_bytes(b"an earlier run's model")
-    status, _, err = run_main(["train", "--rules-option", "pack=small", "--players", "3", "--rollout-deals", "0",
+    status, _, err = run_main(["train", "--rules-option", "pack=small", "--players", "3", "--rounds", "0",
                                "--output-dir", str(tmp_path / "models"), "--run-name", "mine"], capsys)
     assert status == 2 and "full pack only" in err
     assert_one_line(err)

@@ -23,6 +23,7 @@ import math
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -188,9 +189,16 @@ class Plan:
             shown = f"{len(values)} values" if isinstance(values, list) else brief(values)
             _refuse(path, f"{where} holds {shown}, not the {dealset.BLOCK} deals of a block")
         for d, x in enumerate(values):
-            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            if not _finite(x):
                 _refuse(path, f"{where} of deal {d} is {brief(x)}, not a finite number")
         return [float(x) for x in values]
+
+
+def _finite(x: Any) -> bool:
+    """A JSON number (never a bool) that a float holds finite: an integer beyond a float's range is not one."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    return math.isfinite(x) if isinstance(x, float) else abs(x) <= sys.float_info.max  # exact: no conversion
 
 
 def _refuse(path: str, what: str) -> Any:
