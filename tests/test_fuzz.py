@@ -697,8 +697,8 @@ def test_command_line_exits_0_1_or_2_with_one_line(
         assert argv[0] == "verify" and err.strip(), (argv, err)
 
 
-QUICK_CHOICES = {"run_name": ["ppo_modern_4p", "quick", "mine"], "imitate_deals": [60_000, 3_000, 0, 7],
-                 "rollout_deals": [25_000, 1_000, 0, 5], "eval_deals": [200, 100, 2], "final_eval_deals": [300, 100, 0],
+QUICK_CHOICES = {"run_name": ["ppo_modern_4p", "quick", "mine"], "imitate_deals": [60_000, 2_000, 0, 7],
+                 "rollout_deals": [25_000, 500, 1, 5], "eval_deals": [200, 50, 2], "final_eval_deals": [300, 100, 0],
                  "final_eval_opponents": ["random,lowest,stops_first,pool_hunter,pimc", "random,stops_first,pimc",
                                           "lowest"]}
 """For each field ``--quick`` sets: its default, its quick value, and others."""

@@ -258,7 +258,7 @@ class Args:
                                     "scripted players of the final evaluation (comma list)", group=EVALUATION)
 
 
-QUICK = {"run_name": "quick", "imitate_deals": 3_000, "rollout_deals": 1_000, "eval_deals": 100,
+QUICK = {"run_name": "quick", "imitate_deals": 2_000, "rollout_deals": 500, "eval_deals": 50,
          "final_eval_deals": 100, "final_eval_opponents": "random,stops_first,pimc"}
 """What ``--quick`` changes: the fields whose flags the command line did not give take these values."""
 
@@ -433,7 +433,7 @@ class Callback(BaseCallback):
     def _init_callback(self) -> None:
         args = self.args
         self.bar = None
-        if args.progress:
+        if args.progress and args.total_timesteps:  # no PPO stage, no bar (it was an empty "0step" one)
             from tqdm.auto import tqdm
 
             self.bar = tqdm(total=args.total_timesteps, unit="step", dynamic_ncols=True, smoothing=0.05,
@@ -724,9 +724,10 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
     if args.tensorboard:
         model.set_logger(Logger(os.path.join(run_dir, "tb"), [CleanRLBoard(os.path.join(run_dir, "tb"))]))
 
-    print(f"training {args.run_name}: {args.preset}, players {setup.table_sizes}, opponents {args.opponents}, "
-          f"{args.total_timesteps:,} steps, {setup.n_envs} {args.vec_env} envs x {setup.n_steps} steps a rollout, "
-          f"obs {OBS_SIZE} (v{OBS_VERSION})", flush=True)
+    if args.total_timesteps or not args.imitate_deals:  # the PPO stage, when there is one
+        print(f"training {args.run_name}: {args.preset}, players {setup.table_sizes}, opponents {args.opponents}, "
+              f"{args.total_timesteps:,} steps, {setup.n_envs} {args.vec_env} envs x {setup.n_steps} steps a "
+              f"rollout, obs {OBS_SIZE} (v{OBS_VERSION})", flush=True)
     t_start = time.perf_counter()
     model.learn(total_timesteps=args.total_timesteps, callback=CallbackList([callback]))
     wall = time.perf_counter() - t_start
