@@ -23,9 +23,7 @@ import pytest
 from doc_blocks import ROOT, pages
 
 UNDATED: dict[str, int] = {
-    "README.md": 1,  # --quick's "about a minute": the lead measures it again
-    "docs/getting_started.md": 1,  # the same
-    "docs/training.md": 38,
+    "docs/training.md": 37,
     "docs/batch.md": 1,
     "docs/openspiel.md": 5,
     "docs/players.md": 5,
