@@ -120,7 +120,8 @@ def _processes_of(group: int) -> list[str]:
 
 
 @pytest.mark.parametrize(("argv", "says"), [
-    (["-m", "popejoan_env", "train", "--quick", "--imitate-workers", "2", "--no-progress"], "popejoan train"),
+    (["-m", "popejoan_env", "train", "--quick", "--imitate-deals", "40000", "--imitate-workers", "2", "--no-progress"],
+     "popejoan train"),  # games long enough to be interrupted in them on a loaded machine
     ([os.path.join(TRAINING, "benchmark.py"), "--players", "random,lowest,stops_first", "--deals", "100000",
       "--workers", "2", "--no-progress"], "benchmark.py"),
     (["-m", "popejoan_env", "evaluate", "random", "--quick", "--opponents", "lowest,stops_first,pool_hunter",

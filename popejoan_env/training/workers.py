@@ -25,7 +25,9 @@ from popejoan_env.cli import fork_pool
 from popejoan_env.errors import PopeJoanError
 
 Job = TypeVar("Job")
+"""A task's own part of the work: some deals (the type of ``jobs``' items)."""
 Part = TypeVar("Part")
+"""What a task returns for its job (its games)."""
 
 BACKENDS = ("local", "ray")
 """Where the tasks run: this machine's processes, or Ray."""
