@@ -9,6 +9,7 @@
 | ``pimc`` | search: samples the hidden cards, plays each lead out, picks the best on average |
 | ``shipped`` | the shipped network, package data (``nets/data/shipped.zip``; every table size, both presets) |
 | ``pimc_net`` | ``pimc``'s search (128 worlds) with the shipped network's log-probabilities as a prior (``players/guided.py``) |
+| ``exploit:AGENT`` | a search best response to AGENT at the other seats (``players/best_response.py``) |
 
 ``make_player("pimc:samples=32", seed=1)`` builds one from a spec (a name,
 optionally ``:key=value,key=value``); a path to a saved model is loaded by
@@ -44,7 +45,8 @@ from popejoan_env.players.simple import LowestPlayer, RandomPlayer
 from popejoan_env.players.stops_first import StopsFirstPlayer
 
 __all__ = [
-    "FACTORY_SPEC", "GUIDED", "LowestPlayer", "PimcPlayer", "Player", "PoolHunterPlayer", "RandomPlayer", "SCRIPTED",
+    "EXPLOIT", "FACTORY_SPEC", "GUIDED", "LowestPlayer", "PimcPlayer", "Player", "PoolHunterPlayer", "RandomPlayer",
+    "SCRIPTED",
     "SHIPPED",
     "SHIPPED_MODEL", "ScriptedPlayer", "StopsFirstPlayer", "UnknownPlayerError", "is_model_path", "make_player",
     "parse_spec",
@@ -62,6 +64,8 @@ SCRIPTED: dict[str, type[ScriptedPlayer]] = {
 
 GUIDED = "pimc_net"
 """The spec of the search guided by a network (``guided.GuidedPimcPlayer``, imported when asked for)."""
+EXPLOIT = "exploit"
+"""The spec of the search best response to an agent, ``exploit:AGENT`` (``best_response``, imported when asked for)."""
 OPENSPIEL: dict[str, str] = {"openspiel_ismcts": "IsmctsPlayer", "openspiel_nfsp": "NfspPlayer"}
 """OpenSpiel's algorithms as players (``openspiel_players``, imported when asked for: it needs OpenSpiel)."""
 
@@ -72,7 +76,7 @@ FACTORY_SPEC = re.compile(r"(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):(?P<fact
 
 def is_model_path(spec: str) -> bool:
     """True when a spec names a saved model file rather than a scripted player (a scripted name never does)."""
-    if _name_of(spec) in (SHIPPED, GUIDED, *OPENSPIEL):
+    if _name_of(spec) in (SHIPPED, GUIDED, EXPLOIT, *OPENSPIEL):
         return False
     if spec.endswith(".zip") or any(sep and sep in spec for sep in (os.path.sep, os.path.altsep)):
         return True
@@ -189,6 +193,10 @@ def make_player(spec: str, seed: int | None = None) -> Player:
         except ImportError as err:
             raise UnknownPlayerError(f"cannot load the model {spec!r}: the learned-player module is missing ({err})") from None
         return load_player(spec, seed)
+    if _name_of(spec) == EXPLOIT:
+        from popejoan_env.players.best_response import make_best_response
+
+        return make_best_response(spec, seed)
     own = FACTORY_SPEC.fullmatch(spec.strip())
     if own and own["module"] not in SCRIPTED and own["module"] not in (SHIPPED, GUIDED):
         return _from_factory(spec.strip(), own["module"], own["factory"], seed)
