@@ -135,7 +135,7 @@ def _ci(x: np.ndarray) -> dict[str, float]:
 
 
 def check(policy: ViewPolicy, seat: int, deals: int = DEALS, seed: int = 1, worlds: int = 16,
-          draws: int | None = None, confidence: float = 2.0, turnup: str | None = None, posterior: str = "agent",
+          draws: int | None = None, rounds: int = 1, confidence: float = 2.0, turnup: str | None = None, posterior: str = "agent",
           continuation: str = "agent") -> dict[str, Any]:
     """The search best response at ``seat`` (0 dealer, 1 eldest, 2 third) against ``policy`` at the other seats, on
     ``deals`` deals drawn with ``seed`` from the small game (those turning up ``turnup`` when given), against the
@@ -156,7 +156,7 @@ def check(policy: ViewPolicy, seat: int, deals: int = DEALS, seed: int = 1, worl
     if not 2 <= deals <= len(values.deals):
         raise PopeJoanError(f"a check plays from 2 to {len(values.deals):,} deals, got {deals}")
     chosen = np.sort(rng.choice(len(values.deals), size=deals, replace=False))
-    search = BestResponsePlayer(lambda s: PolicyPlayer(policy, s), worlds=worlds, draws=draws,
+    search = BestResponsePlayer(lambda s: PolicyPlayer(policy, s), worlds=worlds, draws=draws, rounds=rounds,
                                 confidence=confidence, posterior=posterior, continuation=continuation,
                                 policy=policy, name=f"exploit:{policy.name}")
     found, exact = [], []
@@ -172,7 +172,7 @@ def check(policy: ViewPolicy, seat: int, deals: int = DEALS, seed: int = 1, worl
         exact.append(values.best_response[d] - values.on_policy[d])
     g, e = np.array(found), np.array(exact)
     return {"policy": policy.name, "seat": SEATS[seat], "deals": deals, "seed": seed, "turnup": turnup,
-            "worlds": search.worlds, "draws": search.draws, "confidence": confidence, "posterior": posterior,
+            "worlds": search.worlds, "draws": search.draws, "rounds": rounds, "confidence": confidence, "posterior": posterior,
             "continuation": continuation,
             "search_gain": _ci(g), "exact_gain": _ci(e), "difference": _ci(g - e),
             "exact_gain_all_deals": float(np.mean(values.best_response) - np.mean(values.on_policy)),

@@ -51,12 +51,15 @@ DEFAULT_WORLDS = 16
 DEFAULT_DRAWS = 64
 """Worlds drawn and weighed by the posterior per decision, by default."""
 DEFAULT_CONFIDENCE = 2.0
-"""Standard errors by which a card must beat AGENT's own card before the search plays it, by default."""
+"""Standard errors by which a card must beat the continuation's card before the search plays it, by default."""
+CONTINUE = 1.0
+"""With rounds left, the search draws another round of worlds while the best card beats the continuation's by more
+than this many standard errors (and not yet by ``confidence``); below it, it plays the continuation's card."""
 MAX_WORLDS = 4096
 """Most worlds (drawn or played out) a decision may take."""
 POSTERIORS = ("agent", "sampled", "none")
 """How the drawn worlds are weighed: AGENT's known policy, its sampled frequencies, or consistency alone."""
-OPTIONS = ("worlds", "draws", "confidence", "posterior", "decisions", "continuation")
+OPTIONS = ("worlds", "draws", "rounds", "confidence", "posterior", "decisions", "continuation")
 """The parameters of ``exploit:KEY=VALUE:...:AGENT``."""
 
 AgentFactory = Callable[[int | None], Player]
@@ -111,7 +114,8 @@ class BestResponsePlayer:
     ``policy``: the agent's known policy for the posterior, when not the one ``posterior.known_policy`` finds."""
 
     def __init__(self, agent: str | AgentFactory, seed: int | None = None, worlds: int = DEFAULT_WORLDS,
-                 draws: int | None = None, confidence: float = DEFAULT_CONFIDENCE, posterior: str = "agent", decisions: int = SAMPLED_DECISIONS,
+                 draws: int | None = None, rounds: int = 1, confidence: float = DEFAULT_CONFIDENCE,
+                 posterior: str = "agent", decisions: int = SAMPLED_DECISIONS,
                  continuation: str = "agent", policy: KnownPolicy | None = None, name: str | None = None) -> None:
         from popejoan_env.players import make_player
 
@@ -122,6 +126,7 @@ class BestResponsePlayer:
         if self.draws < self.worlds:
             raise UnknownPlayerError(f"{EXPLOIT}: draws ({self.draws}) must be at least worlds ({self.worlds}): the "
                                      "worlds played out are drawn from those weighed")
+        self.rounds = _count("rounds", rounds, 1)
         if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence < 100:
             raise UnknownPlayerError(f"{EXPLOIT}: confidence must be a number from 0 to 100 (standard errors), got "
                                      f"{confidence!r}")
@@ -167,6 +172,8 @@ class BestResponsePlayer:
             params.append(f"worlds={self.worlds}")
         if self.draws != max(DEFAULT_DRAWS, self.worlds):
             params.append(f"draws={self.draws}")
+        if self.rounds != 1:
+            params.append(f"rounds={self.rounds}")
         if self.confidence != DEFAULT_CONFIDENCE:
             params.append(f"confidence={self.confidence:g}")
         if posterior != "agent":
@@ -206,6 +213,41 @@ class BestResponsePlayer:
         """The legal card with the best mean counters over the kept worlds (see the module's docstring)."""
         candidates = list(view.legal)
         sampler = WorldSampler(view)
+        fallback = int(self.reference.act(view))
+        parts, weight_parts, effective = [], [], 0.0
+        for done in range(1, self.rounds + 1):
+            gains, weights, worth = self._round(view, sampler, candidates)
+            parts.append(gains)
+            weight_parts.append(weights)
+            effective += worth
+            gains, weights = np.concatenate(parts), np.concatenate(weight_parts)
+            values = (weights @ gains) / weights.sum()
+            top = values.max()
+            best = [c for c, v in zip(candidates, values.tolist()) if v == top]
+            card = fallback if fallback in best else (best[0] if len(best) == 1 else
+                                                      max(best, key=stops_first_key(view)))
+            if card == fallback or self.confidence == 0:
+                break
+            # The paired difference over the worlds (weighted), and what the worlds are worth as independent ones.
+            diff = gains[:, candidates.index(card)] - gains[:, candidates.index(fallback)]
+            advantage = top - values[candidates.index(fallback)]
+            spread = float(weights @ (diff - advantage) ** 2) / weights.sum()
+            t = advantage / np.sqrt(spread / max(effective - 1.0, 1.0)) if spread > 0 else np.inf
+            if t > self.confidence:
+                break
+            if done == self.rounds or t < CONTINUE:
+                card = fallback
+                break
+        self.counts["decisions"] += 1
+        self.last_values = dict(zip(candidates, values.tolist()))
+        self.last_effective = effective
+        self.seen_gain += float(self.last_values[card] - self.last_values[fallback])
+        return card
+
+    def _round(self, view: SeatView, sampler: WorldSampler, candidates: list[int]) -> tuple[np.ndarray, np.ndarray,
+                                                                                             float]:
+        """One round of the search: worlds drawn (and weighed by the posterior, and resampled), every candidate
+        played out in them; the gains [worlds, candidates], the worlds' weights and their effective number."""
         weighed = self.policy is not None and any(p.lead and p.seat != 0 for p in view.history)
         drawn = self.draws if weighed else self.worlds
         hands, dead, logs = sampler.draw_many(self.rng, drawn)
@@ -217,30 +259,14 @@ class BestResponsePlayer:
             logs = logs + likelihood
         weights = np.exp(logs - logs.max())
         # What the weighed worlds are worth as a sample (Kish's effective size): resampled copies add nothing to it.
-        self.last_effective = float(weights.sum() ** 2 / (weights @ weights))
+        effective = min(float(weights.sum() ** 2 / (weights @ weights)), float(self.worlds))
         if drawn > self.worlds:
             keep = _systematic(weights / weights.sum(), self.worlds, self.rng)
             hands, dead, weights = hands[keep], dead[keep], np.ones(self.worlds)
         gains = playout_gains(sampler.deals(hands, dead), candidates, self.others, self.own)
-        self.counts["decisions"] += 1
         self.counts["worlds_played"] += len(dead)
         self.counts["playouts"] += gains.size
-        total = weights.sum()
-        values = (weights @ gains) / total
-        self.last_values = dict(zip(candidates, values.tolist()))
-        fallback = int(self.reference.act(view))
-        top = values.max()
-        best = [c for c, v in zip(candidates, values.tolist()) if v == top]
-        card = fallback if fallback in best else (best[0] if len(best) == 1 else max(best, key=stops_first_key(view)))
-        if card != fallback and self.confidence > 0:
-            # The paired difference over the worlds, with the weighted worlds' effective number of them.
-            diff = gains[:, candidates.index(card)] - gains[:, candidates.index(fallback)]
-            spread = float(weights @ (diff - (top - self.last_values[fallback])) ** 2) / total
-            effective = min(total ** 2 / float(weights @ weights), self.last_effective)
-            if top - self.last_values[fallback] <= self.confidence * np.sqrt(spread / max(effective - 1.0, 1.0)):
-                card = fallback
-        self.seen_gain += float(self.last_values[card] - self.last_values[fallback])
-        return card
+        return gains, weights, effective
 
     def __repr__(self) -> str:
         return f"<BestResponsePlayer {self.name!r}>"
