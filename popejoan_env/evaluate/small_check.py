@@ -27,7 +27,7 @@ import numpy as np
 from popejoan_env.cards import parse_card
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.players.posterior import ViewPolicy, view_seed
+from popejoan_env.search.posterior import ViewPolicy, view_seed
 from popejoan_env.rules import SMALL_PACK_PLAYERS, Rules
 from popejoan_env.seat_view import SeatView, seat_view
 
@@ -99,7 +99,7 @@ def cfr_policy(iterations: int, turnups: Sequence[str]) -> ViewPolicy:
     from open_spiel.python.algorithms import cfr
 
     import popejoan_env.envs.openspiel_game as openspiel_game
-    from popejoan_env.players.posterior import view_key
+    from popejoan_env.search.posterior import view_key
 
     table: dict[tuple[Any, ...], dict[int, float]] = {}
     for turnup in turnups:
@@ -140,7 +140,8 @@ def check(policy: ViewPolicy, seat: int, deals: int = DEALS, seed: int = 1, worl
     """The search best response at ``seat`` (0 dealer, 1 eldest, 2 third) against ``policy`` at the other seats, on
     ``deals`` deals drawn with ``seed`` from the small game (those turning up ``turnup`` when given), against the
     exact best response on the same deals: both gains, their difference deal by deal (95% CIs), and the share."""
-    from popejoan_env.players import exploitability
+    from popejoan_env.evaluate import exploitability
+    from popejoan_env.players import make_player
     from popejoan_env.players.best_response import BestResponsePlayer
 
     if seat not in range(SMALL_PACK_PLAYERS):
@@ -158,7 +159,8 @@ def check(policy: ViewPolicy, seat: int, deals: int = DEALS, seed: int = 1, worl
     chosen = np.sort(rng.choice(len(values.deals), size=deals, replace=False))
     search = BestResponsePlayer(lambda s: PolicyPlayer(policy, s), worlds=worlds, draws=draws, rounds=rounds,
                                 confidence=confidence, posterior=posterior, continuation=continuation,
-                                policy=policy, name=f"exploit:{policy.name}")
+                                policy=policy, agent_name=policy.name,
+                                make=lambda text, s: make_player(text, seed=s))
     found, exact = [], []
     for d in chosen.tolist():
         *hands, dead = values.deals[d]

@@ -39,6 +39,7 @@ import sys
 from popejoan_env.nets.model_file import ModelFileError
 from popejoan_env.nets.shipped import SHIPPED, SHIPPED_MODEL, shipped_model
 from popejoan_env.players.base import Player, ScriptedPlayer, UnknownPlayerError
+from popejoan_env.players.best_response import EXPLOIT
 from popejoan_env.players.pimc import PimcPlayer
 from popejoan_env.players.pool_hunter import PoolHunterPlayer
 from popejoan_env.players.simple import LowestPlayer, RandomPlayer
@@ -49,7 +50,7 @@ __all__ = [
     "SCRIPTED",
     "SHIPPED",
     "SHIPPED_MODEL", "ScriptedPlayer", "StopsFirstPlayer", "UnknownPlayerError", "is_model_path", "make_player",
-    "parse_spec",
+    "parse_exploit_spec", "parse_spec",
     "shipped_model",
 ]
 
@@ -64,8 +65,6 @@ SCRIPTED: dict[str, type[ScriptedPlayer]] = {
 
 GUIDED = "pimc_net"
 """The spec of the search guided by a network (``guided.GuidedPimcPlayer``, imported when asked for)."""
-EXPLOIT = "exploit"
-"""The spec of the search best response to an agent, ``exploit:AGENT`` (``best_response``, imported when asked for)."""
 OPENSPIEL: dict[str, str] = {"openspiel_ismcts": "IsmctsPlayer", "openspiel_nfsp": "NfspPlayer"}
 """OpenSpiel's algorithms as players (``openspiel_players``, imported when asked for: it needs OpenSpiel)."""
 
@@ -98,6 +97,53 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
             raise UnknownPlayerError(f"player spec {spec!r}: parameter {item!r} is not key=value")
         params[key.strip()] = _number(value.strip())
     return name, params
+
+
+def parse_exploit_spec(spec: str) -> tuple[dict[str, int | float | str], str]:
+    """``exploit:worlds=8:draws=32:pimc:samples=32`` -> ``({"worlds": 8, "draws": 32}, "pimc:samples=32")``: the
+    best response's options (``key=value`` items before the agent's spec, each of ``best_response.OPTIONS``) and
+    the agent's spec."""
+    from popejoan_env.players.best_response import OPTIONS
+
+    head, sep, rest = spec.strip().partition(":")
+    if head.strip() != EXPLOIT or not sep:
+        raise UnknownPlayerError(f"a best response spec is {EXPLOIT}:AGENT (options first: "
+                                 f"{EXPLOIT}:worlds=8:AGENT), got {spec!r}")
+    options: dict[str, int | float | str] = {}
+    while True:
+        item, sep, after = rest.partition(":")
+        key, eq, value = item.partition("=")
+        if not eq or "/" in key or "\\" in key:
+            break
+        key = key.strip()
+        if key not in OPTIONS:
+            raise UnknownPlayerError(f"{EXPLOIT}: unknown option {key!r} in {spec!r}; options are {list(OPTIONS)} "
+                                     "(an agent whose spec starts with name=value: write ./ before a file's name)")
+        if key in options:
+            raise UnknownPlayerError(f"{EXPLOIT}: option {key!r} given twice in {spec!r}")
+        options[key] = _number(value.strip())
+        rest = after if sep else ""
+        if not sep:
+            break
+    agent = rest.strip()
+    if not agent:
+        raise UnknownPlayerError(f"{EXPLOIT}: no agent after the options in {spec!r} ({EXPLOIT}:AGENT)")
+    if _name_of(agent) == EXPLOIT:
+        raise UnknownPlayerError(f"{EXPLOIT}: the agent of a best response cannot be a best response ({spec!r})")
+    return options, agent
+
+
+def _best_response(spec: str, seed: int | None) -> Player:
+    """The search best response ``exploit:[KEY=VALUE:...]AGENT`` (``best_response.BestResponsePlayer``)."""
+    from popejoan_env.players.best_response import BestResponsePlayer, NoKnownPolicyError
+
+    options, agent = parse_exploit_spec(spec)
+    make_player(agent)  # an agent that cannot be built is refused by name, before anything else
+    try:
+        return BestResponsePlayer(lambda s: make_player(agent, seed=s), seed=seed, agent_name=agent,
+                                  make=lambda text, s: make_player(text, seed=s), **options)  # type: ignore[arg-type]
+    except NoKnownPolicyError as err:
+        raise UnknownPlayerError(f"{EXPLOIT}: {err}") from None
 
 
 def _shipped(spec: str, params: dict[str, int | float | str], seed: int | None) -> Player:
@@ -194,9 +240,7 @@ def make_player(spec: str, seed: int | None = None) -> Player:
             raise UnknownPlayerError(f"cannot load the model {spec!r}: the learned-player module is missing ({err})") from None
         return load_player(spec, seed)
     if _name_of(spec) == EXPLOIT:
-        from popejoan_env.players.best_response import make_best_response
-
-        return make_best_response(spec, seed)
+        return _best_response(spec, seed)
     own = FACTORY_SPEC.fullmatch(spec.strip())
     if own and own["module"] not in SCRIPTED and own["module"] not in (SHIPPED, GUIDED):
         return _from_factory(spec.strip(), own["module"], own["factory"], seed)

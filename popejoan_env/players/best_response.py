@@ -28,23 +28,26 @@ policy, default 4) and ``continuation`` (``agent`` or a player spec).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from popejoan_env.checks import as_int
-from popejoan_env.engine import Deal
-from popejoan_env.players import EXPLOIT
+from popejoan_env.errors import PopeJoanError
 from popejoan_env.players.base import Player, UnknownPlayerError, act_batch, legal_of
-from popejoan_env.players.posterior import (
-    SAMPLED_DECISIONS, KnownPolicy, NoKnownPolicyError, SampledPolicy, known_policy, log_likelihoods,
-)
 from popejoan_env.players.stops_first import stops_first_key
-from popejoan_env.players.worlds import WorldSampler
-from popejoan_env.seat_view import SeatView, seat_view
+from popejoan_env.search.deviation import playout_gains
+from popejoan_env.search.posterior import (
+    SAMPLED_DECISIONS, DeterministicPolicy, KnownPolicy, NetworkPolicy, SampledPolicy, UniformPolicy, log_likelihoods,
+)
+from popejoan_env.search.worlds import WorldSampler
+from popejoan_env.seat_view import SeatView
 
-__all__ = ["BestResponsePlayer", "EXPLOIT", "OPTIONS", "POSTERIORS", "parse_exploit_spec", "playout_gains"]
+if TYPE_CHECKING:
+    from popejoan_env.batch import BatchDeals
+
+__all__ = ["BestResponsePlayer", "EXPLOIT", "NoKnownPolicyError", "OPTIONS", "POSTERIORS", "known_policy"]
 
 DEFAULT_WORLDS = 16
 """Worlds every legal card is played out in, per decision, by default."""
@@ -62,42 +65,66 @@ POSTERIORS = ("agent", "sampled", "none")
 OPTIONS = ("worlds", "draws", "rounds", "confidence", "posterior", "decisions", "continuation")
 """The parameters of ``exploit:KEY=VALUE:...:AGENT``."""
 
+EXPLOIT = "exploit"
+"""The spec name of the search best response: ``exploit:AGENT`` (``make_player``)."""
 AgentFactory = Callable[[int | None], Player]
 """Builds one copy of the agent from a seed."""
 
 
-def parse_exploit_spec(spec: str) -> tuple[dict[str, Any], str]:
-    """``exploit:worlds=8:draws=32:pimc:samples=32`` -> ``({"worlds": 8, "draws": 32}, "pimc:samples=32")``: the
-    options (``key=value`` items before the agent's spec, each of ``OPTIONS``) and the agent's spec."""
-    from popejoan_env.players import _number
+class NoKnownPolicyError(PopeJoanError):
+    """A posterior was asked of an agent whose policy is not known (a player of unknown make)."""
 
-    head, sep, rest = spec.strip().partition(":")
-    if head.strip() != EXPLOIT or not sep:
-        raise UnknownPlayerError(f"a best response spec is {EXPLOIT}:AGENT (options first: "
-                                 f"{EXPLOIT}:worlds=8:AGENT), got {spec!r}")
-    options: dict[str, Any] = {}
-    while True:
-        item, sep, after = rest.partition(":")
-        key, eq, value = item.partition("=")
-        if not eq or "/" in key or "\\" in key:
-            break
-        key = key.strip()
-        if key not in OPTIONS:
-            raise UnknownPlayerError(f"{EXPLOIT}: unknown option {key!r} in {spec!r}; options are {list(OPTIONS)} "
-                                     "(an agent whose spec starts with name=value: write ./ before a file's name)")
-        if key in options:
-            raise UnknownPlayerError(f"{EXPLOIT}: option {key!r} given twice in {spec!r}")
-        options[key] = _number(value.strip())
-        if not sep:
-            rest = ""
-            break
-        rest = after
-    agent = rest.strip()
-    if not agent:
-        raise UnknownPlayerError(f"{EXPLOIT}: no agent after the options in {spec!r} ({EXPLOIT}:AGENT)")
-    if agent.partition(":")[0].strip() == EXPLOIT:
-        raise UnknownPlayerError(f"{EXPLOIT}: the agent of a best response cannot be a best response ({spec!r})")
-    return options, agent
+
+class Batched:
+    """A player as a ``posterior.Chooser``: its ``act``, and ``base.act_batch`` for a batch (its own when it has one,
+    else ``act`` on each seat's view)."""
+
+    def __init__(self, player: Player) -> None:
+        self.player = player
+        self.name = player.name
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the player."""
+        self.player.reset(seed)
+
+    def act(self, view: SeatView) -> int:
+        """The player's card."""
+        return int(self.player.act(view))
+
+    def act_batch(self, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """The player's cards in the deals ``rows`` of ``batch``."""
+        return act_batch(self.player, batch, rows, legal)
+
+
+def known_policy(player: Player, rng: np.random.Generator, decisions: int = SAMPLED_DECISIONS) -> KnownPolicy:
+    """The known policy of a player of this package: ``random`` uniform; ``lowest``, ``stops_first``,
+    ``pool_hunter`` and a network playing its best card deterministic; a sampling network its softmax; ``pimc`` and
+    ``pimc_net`` sampled (``posterior.SampledPolicy``); a player holding a ``KnownPolicy`` (``known_policy``
+    attribute) that policy.  Any other player (``module:factory``, OpenSpiel's, a human) has none:
+    ``NoKnownPolicyError``."""
+    from popejoan_env.players.guided import GuidedPimcPlayer
+    from popejoan_env.players.learned import LearnedPlayer
+    from popejoan_env.players.pimc import PimcPlayer
+    from popejoan_env.players.pool_hunter import PoolHunterPlayer
+    from popejoan_env.players.simple import LowestPlayer, RandomPlayer
+    from popejoan_env.players.stops_first import StopsFirstPlayer
+
+    own = getattr(player, "known_policy", None)
+    if isinstance(own, KnownPolicy):
+        return own
+    kind = type(player)
+    if kind is RandomPlayer:
+        return UniformPolicy()
+    if kind in (LowestPlayer, StopsFirstPlayer, PoolHunterPlayer):
+        return DeterministicPolicy(Batched(player))
+    if kind in (PimcPlayer, GuidedPimcPlayer):
+        return SampledPolicy(Batched(player), rng, decisions)
+    if kind is LearnedPlayer:
+        return DeterministicPolicy(Batched(player)) if player.deterministic else NetworkPolicy(player.policy)
+    raise NoKnownPolicyError(
+        f"the policy of {player.name!r} is not known (a posterior over the worlds needs the agent's probabilities: "
+        "random, lowest, stops_first, pool_hunter, pimc, pimc_net, shipped or a model file); use posterior=none "
+        "(worlds weighed by consistency alone) or posterior=sampled (its frequencies over decisions of its own)")
 
 
 def _count(name: str, value: object, low: int) -> int:
@@ -110,15 +137,15 @@ def _count(name: str, value: object, low: int) -> int:
 class BestResponsePlayer:
     """The search best response to an agent (see the module's docstring).
 
-    ``agent``: a player spec (``make_player``), or a factory of copies from a seed (the small game's checks);
-    ``policy``: the agent's known policy for the posterior, when not the one ``posterior.known_policy`` finds."""
+    ``agent``: a factory of copies of the agent from a seed (``make_player`` gives one for ``exploit:AGENT``);
+    ``policy``: the agent's known policy for the posterior, when not the one ``known_policy`` finds; ``make``:
+    ``make_player``, for a continuation given as a spec."""
 
-    def __init__(self, agent: str | AgentFactory, seed: int | None = None, worlds: int = DEFAULT_WORLDS,
+    def __init__(self, agent: AgentFactory, seed: int | None = None, worlds: int = DEFAULT_WORLDS,
                  draws: int | None = None, rounds: int = 1, confidence: float = DEFAULT_CONFIDENCE,
-                 posterior: str = "agent", decisions: int = SAMPLED_DECISIONS,
-                 continuation: str = "agent", policy: KnownPolicy | None = None, name: str | None = None) -> None:
-        from popejoan_env.players import make_player
-
+                 posterior: str = "agent", decisions: int = SAMPLED_DECISIONS, continuation: str = "agent",
+                 policy: KnownPolicy | None = None, agent_name: str | None = None,
+                 make: Callable[[str, int | None], Player] | None = None) -> None:
         self.worlds = _count("worlds", worlds, 1)
         self.draws = _count("draws", DEFAULT_DRAWS if draws is None else draws, 1)
         if draws is None:
@@ -136,17 +163,11 @@ class BestResponsePlayer:
         self.decisions = _count("decisions", decisions, 1)
         if not isinstance(continuation, str) or not continuation.strip():
             raise UnknownPlayerError(f"{EXPLOIT}: continuation must be 'agent' or a player spec, got {continuation!r}")
+        if continuation != "agent" and make is None:
+            raise UnknownPlayerError(f"{EXPLOIT}: a continuation other than the agent needs make (make_player)")
         self.posterior = posterior
         self.continuation = continuation
-        if isinstance(agent, str):
-            spec = agent
-            if spec.partition(":")[0].strip() == EXPLOIT:
-                raise UnknownPlayerError(f"{EXPLOIT}: the agent of a best response cannot be a best response")
-            self._make: AgentFactory = lambda s: make_player(spec, seed=s)
-            agent_name = spec
-        else:
-            self._make = agent
-            agent_name = None
+        self._make = agent
         self.rng = np.random.default_rng(seed)
         self.others = self._make(None)
         """The copy of the agent that plays the other seats of the playouts."""
@@ -156,17 +177,17 @@ class BestResponsePlayer:
         else:
             if continuation.partition(":")[0].strip() == EXPLOIT:
                 raise UnknownPlayerError(f"{EXPLOIT}: the continuation cannot be a best response")
-            make_own = lambda s: make_player(continuation, seed=s)  # noqa: E731 - one line, like _make
+            assert make is not None
+            make_own = lambda s: make(continuation, s)  # noqa: E731 - a factory like the agent's
         self.own = make_own(None)
         """The continuation: seat 0 of the playouts."""
         self.reference = make_own(None)
         """A copy of the continuation: the card it would play here is the search's fallback."""
-        self._given_policy = policy
         self.policy: KnownPolicy | None = None
         if posterior == "agent":
             self.policy = policy if policy is not None else known_policy(self._make(None), self.rng, self.decisions)
         elif posterior == "sampled":
-            self.policy = SampledPolicy(self._make(None), self.rng, self.decisions)
+            self.policy = SampledPolicy(Batched(self._make(None)), self.rng, self.decisions)
         params = []
         if self.worlds != DEFAULT_WORLDS:
             params.append(f"worlds={self.worlds}")
@@ -182,7 +203,7 @@ class BestResponsePlayer:
             params.append(f"decisions={self.decisions}")
         if continuation != "agent":
             params.append(f"continuation={continuation}")
-        self.name = name or ":".join([EXPLOIT, *params, self.agent_name])
+        self.name = ":".join([EXPLOIT, *params, self.agent_name])
         self.counts = {"decisions": 0, "worlds_drawn": 0, "worlds_played": 0, "playouts": 0, "posterior_queries": 0}
         """Work done since the player was made: real decisions searched, worlds drawn and weighed, worlds played out,
         playouts (worlds x cards) and the agent's decisions the posterior asked for."""
@@ -263,7 +284,7 @@ class BestResponsePlayer:
         if drawn > self.worlds:
             keep = _systematic(weights / weights.sum(), self.worlds, self.rng)
             hands, dead, weights = hands[keep], dead[keep], np.ones(self.worlds)
-        gains = playout_gains(sampler.deals(hands, dead), candidates, self.others, self.own)
+        gains = playout_gains(sampler.deals(hands, dead), candidates, Batched(self.others), Batched(self.own))
         self.counts["worlds_played"] += len(dead)
         self.counts["playouts"] += gains.size
         return gains, weights, effective
@@ -278,58 +299,3 @@ def _systematic(p: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     edges = np.cumsum(p)
     edges[-1] = 1.0
     return np.searchsorted(edges, (rng.random() + np.arange(k)) / k, side="right")
-
-
-def playout_gains(worlds: Sequence[Deal], candidates: Sequence[int], others: Player, own: Player) -> np.ndarray:
-    """[worlds, candidates] counters relative seat 0 gains when it leads each candidate in each world (positions of
-    one deal where it is to lead, as ``WorldSampler.deals`` gives them) and the deal is played out, seat 0 by
-    ``own`` and every other seat by ``others``, each from its own view of the world.  The full pack in the batch
-    engine (every row at once, each player asked once a step for all its rows), the small pack one deal after
-    another."""
-    if worlds[0].rules.pack == "full":
-        return _batch_gains(worlds, candidates, others, own)
-    return _scalar_gains(worlds, candidates, others, own)
-
-
-def _scalar_gains(worlds: Sequence[Deal], candidates: Sequence[int], others: Player, own: Player) -> np.ndarray:
-    def choose(deal: Deal, legal: list[int]) -> int:
-        seat = deal.to_act
-        return int((own if seat == 0 else others).act(seat_view(deal, seat)))
-
-    gains = np.empty((len(worlds), len(candidates)), dtype=np.int64)
-    for k, world in enumerate(worlds):
-        start = world.balances[0]
-        for i, card in enumerate(candidates):
-            deal = world.copy()
-            deal.play(card)
-            deal.play_out(choose)
-            gains[k, i] = deal.balances[0] - start
-    return gains
-
-
-def _batch_gains(worlds: Sequence[Deal], candidates: Sequence[int], others: Player, own: Player) -> np.ndarray:
-    from popejoan_env.players.batch_rollout import worlds_batch
-
-    batch = worlds_batch(worlds, repeat=len(candidates))
-    rows = np.arange(batch.num_deals)
-    start = batch.balances[:, 0].copy()
-    actions = np.tile(np.asarray(candidates, dtype=np.int64), len(worlds))
-    batch.step(actions)
-    while not batch.done.all():
-        live = np.flatnonzero(~batch.done)
-        legal = batch.legal_mask()[live]
-        mine = batch.to_act[live] == 0
-        for who, player in ((mine, own), (~mine, others)):
-            if who.any():
-                actions[live[who]] = act_batch(player, batch, live[who], legal[who])
-        batch.step(actions[live], which=live)
-    return (batch.balances[rows, 0] - start).reshape(len(worlds), len(candidates))
-
-
-def make_best_response(spec: str, seed: int | None = None) -> BestResponsePlayer:
-    """The best response a spec ``exploit:[KEY=VALUE:...]AGENT`` names (``make_player`` calls this)."""
-    options, agent = parse_exploit_spec(spec)
-    try:
-        return BestResponsePlayer(agent, seed=seed, **options)
-    except NoKnownPolicyError as err:
-        raise UnknownPlayerError(f"{EXPLOIT}: {err}") from None

@@ -15,7 +15,7 @@ real decision of another seat (a lead with two or more legal cards, in that worl
 The policies (``KnownPolicy``), each the probability of every card at a seat's view:
 
 * ``UniformPolicy``: ``random``, every legal card alike (exact);
-* ``DeterministicPolicy``: a player whose card is a function of its view (``lowest``, ``stops_first``,
+* ``DeterministicPolicy``: a chooser whose card is a function of its view (``lowest``, ``stops_first``,
   ``pool_hunter``, a network playing its best card): 1 for its card, 0 for the others (exact);
 * ``NetworkPolicy``: a network that samples its card (``LearnedPlayer(deterministic=False)``): the masked softmax
   of its logits (exact);
@@ -30,7 +30,8 @@ about a card: each probability is mixed with the uniform one, ``(1 - tremble) p 
 for the exact policies), so that when no drawn world explains every card the worlds that explain the most win.
 
 Seats are the view's relative seats (the observer is seat 0), as in ``worlds``; a policy reads only a seat's view,
-so the numbering does not change what it does.  The batch engine replays the full pack's worlds all at once
+so the numbering does not change what it does.  Which policy a player of the package has is the players' to say
+(``players.best_response.known_policy``): this module takes anything that chooses a card (``Chooser``).  The batch engine replays the full pack's worlds all at once
 (``BatchDeals``: one step per lead, one call of the policy per decision for every world); the small pack's are
 replayed by the scalar engine.
 """
@@ -39,22 +40,19 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from popejoan_env.cards import NUM_CARD_IDS, CardMask
 from popejoan_env.engine import Deal
-from popejoan_env.errors import PopeJoanError
 from popejoan_env.seat_view import SeatView, seat_view
 
 if TYPE_CHECKING:
     from popejoan_env.batch import BatchDeals
-    from popejoan_env.players.base import Player
 
-__all__ = ["DeterministicPolicy", "KnownPolicy", "NetworkPolicy", "NoKnownPolicyError", "SampledPolicy", "TREMBLE",
-           "UniformPolicy", "ViewPolicy", "deal_start", "known_policy", "log_likelihoods", "start_deals", "view_key",
-           "view_seed"]
+__all__ = ["Chooser", "DeterministicPolicy", "KnownPolicy", "NetworkPolicy", "SampledPolicy", "TREMBLE",
+           "UniformPolicy", "ViewPolicy", "deal_start", "log_likelihoods", "start_deals", "view_key", "view_seed"]
 
 TREMBLE = 1e-3
 """Share of the uniform policy mixed into an exact policy's probabilities (see the module's docstring)."""
@@ -64,8 +62,20 @@ SMOOTHING = 0.5
 """Pseudo-count of each legal card in a ``SampledPolicy``'s frequencies."""
 
 
-class NoKnownPolicyError(PopeJoanError):
-    """A posterior was asked of an agent whose policy is not known (a player of unknown make)."""
+class Chooser(Protocol):
+    """What chooses a card for a seat: at one view, and for the seat to act in some deals of a batch (the very cards
+    ``act`` would give deal by deal).  A player of the package, with ``players.base.act_batch`` for the batch."""
+
+    name: str
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed its generator."""
+
+    def act(self, view: SeatView) -> int:
+        """The card for the seat to act."""
+
+    def act_batch(self, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """The card of the seat to act in each deal ``rows`` of ``batch`` (``legal``: their legal cards)."""
 
 
 def view_key(view: SeatView) -> tuple[Any, ...]:
@@ -123,9 +133,9 @@ class UniformPolicy(KnownPolicy):
 
 
 class DeterministicPolicy(KnownPolicy):
-    """A player whose card is a function of its view: probability 1 for the card it plays."""
+    """A chooser whose card is a function of its view: probability 1 for the card it plays."""
 
-    def __init__(self, player: Player) -> None:
+    def __init__(self, player: Chooser) -> None:
         self.player = player
         self.name = f"the choice of {player.name}"
 
@@ -137,16 +147,15 @@ class DeterministicPolicy(KnownPolicy):
         return out
 
     def probabilities_batch(self, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
-        """One-hot rows of the player's cards, from its ``act_batch`` when it has one."""
-        from popejoan_env.players.base import act_batch
-
+        """One-hot rows of the chooser's cards for every row at once."""
         out = np.zeros((len(rows), NUM_CARD_IDS))
-        out[np.arange(len(rows)), act_batch(self.player, batch, rows, legal)] = 1.0
+        out[np.arange(len(rows)), np.asarray(self.player.act_batch(batch, rows, legal), dtype=np.int64)] = 1.0
         return out
 
 
 class NetworkPolicy(KnownPolicy):
-    """A network (a numpy ``Policy``) that samples its card: the masked softmax of its logits."""
+    """A network that samples its card (anything with ``logits(observations)``, as ``nets.policy.Policy``): the
+    masked softmax of its logits."""
 
     def __init__(self, policy: Any) -> None:
         self.policy = policy
@@ -180,7 +189,7 @@ class SampledPolicy(KnownPolicy):
     exact = False
     tremble = 0.0  # the smoothing already keeps every legal card possible
 
-    def __init__(self, player: Player, rng: np.random.Generator, decisions: int = SAMPLED_DECISIONS) -> None:
+    def __init__(self, player: Chooser, rng: np.random.Generator, decisions: int = SAMPLED_DECISIONS) -> None:
         self.player = player
         self.rng = rng
         self.decisions = decisions
@@ -222,42 +231,11 @@ class ViewPolicy(KnownPolicy):
         return np.stack([self.row(v) for v in views]) if views else np.zeros((0, NUM_CARD_IDS))
 
 
-def known_policy(player: Player, rng: np.random.Generator, decisions: int = SAMPLED_DECISIONS) -> KnownPolicy:
-    """The known policy of a player of this package: ``random`` uniform; ``lowest``, ``stops_first``,
-    ``pool_hunter`` and a network playing its best card deterministic; a sampling network its softmax; ``pimc`` and
-    ``pimc_net`` sampled; a player wrapping a ``KnownPolicy`` (``policy_player``) that policy.  Any other player
-    (``module:factory``, OpenSpiel's, a human) has none: ``NoKnownPolicyError``."""
-    from popejoan_env.players.guided import GuidedPimcPlayer
-    from popejoan_env.players.pimc import PimcPlayer
-    from popejoan_env.players.pool_hunter import PoolHunterPlayer
-    from popejoan_env.players.simple import LowestPlayer, RandomPlayer
-    from popejoan_env.players.stops_first import StopsFirstPlayer
-
-    own = getattr(player, "known_policy", None)
-    if isinstance(own, KnownPolicy):
-        return own
-    kind = type(player)
-    if kind is RandomPlayer:
-        return UniformPolicy()
-    if kind in (LowestPlayer, StopsFirstPlayer, PoolHunterPlayer):
-        return DeterministicPolicy(player)
-    if kind in (PimcPlayer, GuidedPimcPlayer):
-        return SampledPolicy(player, rng, decisions)
-    from popejoan_env.players.learned import LearnedPlayer
-
-    if kind is LearnedPlayer:
-        return DeterministicPolicy(player) if player.deterministic else NetworkPolicy(player.policy)
-    raise NoKnownPolicyError(
-        f"the policy of {player.name!r} is not known (a posterior over the worlds needs the agent's probabilities: "
-        "random, lowest, stops_first, pool_hunter, pimc, pimc_net, shipped or a model file); use posterior=none "
-        "(worlds weighed by consistency alone) or posterior=sampled (its frequencies over decisions of its own)")
-
-
 # ---------------------------------------------------------------- the deal's start, world by world
 def _history_deal(view: SeatView, hands: Sequence[CardMask], dead: CardMask, board: Sequence[int],
                   balances: Sequence[int]) -> Deal:
     """The world's deal before any card was played (relative seats), with this board and these balances."""
-    from popejoan_env.players.worlds import _dead_list
+    from popejoan_env.search.worlds import _dead_list
 
     n = view.players
     initial = list(hands)
@@ -291,7 +269,7 @@ def deal_start(view: SeatView, hands: Sequence[CardMask], dead: CardMask) -> tup
 def start_deals(view: SeatView, hands: np.ndarray, dead: np.ndarray) -> list[Deal]:
     """Each world (relative seats' hands ``[k, players]`` and dead hands ``[k]``, card masks) as the deal it was
     before any card was played: the cards each seat held then, the board and balances of ``deal_start``."""
-    from popejoan_env.players.worlds import _dead_list
+    from popejoan_env.search.worlds import _dead_list
 
     hand_rows, dead_rows = np.asarray(hands).tolist(), np.asarray(dead).tolist()
     board, balances = deal_start(view, hand_rows[0], dead_rows[0])
