@@ -249,11 +249,13 @@ class BestResponsePlayer:
                                                       max(best, key=stops_first_key(view)))
             if card == fallback or self.confidence == 0:
                 break
-            # The paired difference over the worlds (weighted), and what the worlds are worth as independent ones.
+            # The paired difference over the worlds (weighted), with what the worlds are worth as independent ones,
+            # and one more world where the card gains nothing: n worlds that all agree are not certainty (with 4 of
+            # them the test needs more than they can give; with 64, t = 7.9 at most).
             diff = gains[:, candidates.index(card)] - gains[:, candidates.index(fallback)]
             advantage = top - values[candidates.index(fallback)]
-            spread = float(weights @ (diff - advantage) ** 2) / weights.sum()
-            t = advantage / np.sqrt(spread / max(effective - 1.0, 1.0)) if spread > 0 else np.inf
+            t = _t_with_a_null_world(advantage, float(weights @ (diff - advantage) ** 2) / weights.sum(),
+                                     max(effective, 1.0))
             if t > self.confidence:
                 break
             if done == self.rounds or t < CONTINUE:
@@ -291,6 +293,13 @@ class BestResponsePlayer:
 
     def __repr__(self) -> str:
         return f"<BestResponsePlayer {self.name!r}>"
+
+
+def _t_with_a_null_world(mean: float, spread: float, n: float) -> float:
+    """The t statistic of ``n`` observations of this mean and (population) spread joined by one observation of 0."""
+    joined = n * mean / (n + 1)
+    spread = (n * (spread + mean ** 2)) / (n + 1) - joined ** 2
+    return joined / np.sqrt(spread / n) if spread > 0 else 0.0
 
 
 def _systematic(p: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
