@@ -135,8 +135,8 @@ def _ci(x: np.ndarray) -> dict[str, float]:
 
 
 def check(policy: ViewPolicy, seat: int, deals: int = DEALS, seed: int = 1, worlds: int = 16,
-          draws: int | None = None, rounds: int = 1, confidence: float = 2.0, turnup: str | None = None, posterior: str = "agent",
-          continuation: str = "agent") -> dict[str, Any]:
+          draws: int | None = None, rounds: int = 1, confidence: float = 2.0, turnup: str | None = None,
+          posterior: str = "agent", continuation: str = "agent") -> dict[str, Any]:
     """The search best response at ``seat`` (0 dealer, 1 eldest, 2 third) against ``policy`` at the other seats, on
     ``deals`` deals drawn with ``seed`` from the small game (those turning up ``turnup`` when given), against the
     exact best response on the same deals: both gains, their difference deal by deal (95% CIs), and the share."""
