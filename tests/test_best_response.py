@@ -133,7 +133,7 @@ def test_the_spec_names_options_then_the_agent_and_refuses_what_it_cannot_build(
     assert parse_exploit_spec("exploit:models/a.zip") == ({}, "models/a.zip")
     br = make_player("exploit:worlds=8:stops_first", seed=1)
     assert isinstance(br, BestResponsePlayer) and br.name == "exploit:worlds=8:stops_first"
-    assert (br.worlds, br.draws, br.rounds) == (8, 64, 1)
+    assert (br.worlds, br.draws, br.rounds) == (8, 1024, 1)
     for spec, says in [("exploit:stops_first:worlds=8", "no parameter"), ("exploit:depth=3:stops_first", "unknown option"),
                        ("exploit:worlds=8:worlds=9:random", "given twice"), ("exploit:worlds=8", "no agent"),
                        ("exploit:exploit:random", "cannot be a best response"), ("exploit:worlds=0:random", "worlds"),

@@ -41,6 +41,10 @@ GOAL = 0.7
 """Share of the exact gain the search should reach where the exact gain is at least ``MATERIAL``."""
 MATERIAL = 0.1
 """Exact gains (counters a deal) from which the search is asked to reach ``GOAL`` of them."""
+WORLDS = 16
+"""Worlds per card and decision on the small game by default (two hidden hands of three cards: 20 worlds at most)."""
+DRAWS = 64
+"""Worlds drawn and weighed per decision on the small game by default."""
 
 
 class PolicyPlayer:
@@ -134,8 +138,8 @@ def _ci(x: np.ndarray) -> dict[str, float]:
     return {"mean": mean, "ci95": half}
 
 
-def check(policy: ViewPolicy, seat: int, deals: int = DEALS, seed: int = 1, worlds: int = 16,
-          draws: int | None = None, rounds: int = 1, confidence: float = 2.0, turnup: str | None = None,
+def check(policy: ViewPolicy, seat: int, deals: int = DEALS, seed: int = 1, worlds: int = WORLDS,
+          draws: int = DRAWS, rounds: int = 1, confidence: float = 2.0, turnup: str | None = None,
           posterior: str = "agent", continuation: str = "agent") -> dict[str, Any]:
     """The search best response at ``seat`` (0 dealer, 1 eldest, 2 third) against ``policy`` at the other seats, on
     ``deals`` deals drawn with ``seed`` from the small game (those turning up ``turnup`` when given), against the

@@ -3,27 +3,32 @@
 It assumes every other seat plays AGENT (a local best response, after Lisý and Bowling 2017).  At each of its real
 decisions it
 
-1. draws ``draws`` worlds consistent with its view (``worlds.WorldSampler``, each with its importance weight);
+1. draws ``draws`` worlds consistent with its view (``search.worlds.WorldSampler``, each with its importance
+   weight);
 2. weighs each by the likelihood AGENT's policy gives the leads the other seats chose in that world
-   (``posterior.log_likelihoods``: the posterior over the hidden cards, not only consistency), and keeps
-   ``worlds`` of them drawn in proportion to those weights (systematic resampling; all of them, weighted, when
-   ``draws == worlds``);
+   (``search.posterior``: the posterior over the hidden cards, not only consistency; ``known_policy`` says which
+   policy each player of the package has), and keeps ``worlds`` of them drawn in proportion to those weights
+   (systematic resampling; all of them, weighted, when ``draws == worlds``);
 3. plays every legal card out in every kept world (the same worlds for every card), the other seats playing AGENT
    itself and its own seat the continuation policy (AGENT too by default: the value of each card is then what it
-   wins if it deviates here alone), every row of worlds × cards at once in the batch engine (the full pack) or one
-   deal after another in the scalar engine (the small pack);
+   wins if it deviates here alone), each seat from its own view of the world (``search.deviation``: the batch
+   engine for the full pack, every row at once; the scalar engine for the small pack);
 4. plays the card with the best mean counters for itself if it beats the continuation's own card at this view
-   (AGENT's, by default) by more than ``confidence`` standard errors of their difference over the worlds, and the
-   continuation's card otherwise: a search that sees no clear gain plays as the continuation, so its noise does
-   not cost it (the best of several noisy means is biased upwards: without the test, a search of 64 worlds lost
-   to the shipped network it deviated from).  Ties among the best go to the continuation's card, else to the
-   first by ``stops_first``'s order.
+   (AGENT's, by default) by more than ``confidence`` standard errors of their difference over the worlds (counting
+   one more world where it gains nothing), and the continuation's card otherwise: a search that sees no clear gain
+   plays as the continuation, so its noise does not cost it (the best of several noisy means is biased upwards:
+   without the test, a search of 64 worlds lost to the shipped network it deviated from).  With ``rounds`` above
+   1, a card ahead by 1 to ``confidence`` standard errors gets another round of worlds (steps 1-3 again), up to
+   ``rounds`` rounds.  Ties among the best go to the continuation's card, else to the first by ``stops_first``'s
+   order.
 
-Its budget is work, not time: ``worlds`` playouts per card, ``draws`` worlds weighed; the same seed gives the same
-cards on any machine.  Parameters (``exploit:KEY=VALUE:...:AGENT``): ``worlds`` (default 16), ``draws`` (default
-64, at least ``worlds``), ``confidence`` (default 2; 0: the best mean always), ``posterior`` (``agent``: AGENT's known policy, the default; ``sampled``: AGENT's
-frequencies over decisions of its own, for any player; ``none``: consistency alone), ``decisions`` (of a sampled
-policy, default 4) and ``continuation`` (``agent`` or a player spec).
+Its budget is work, not time: ``worlds`` playouts per card and ``draws`` worlds weighed, per round; the same seed
+gives the same cards on any machine.  Parameters (``exploit:KEY=VALUE:...:AGENT``): ``worlds`` (default 64),
+``draws`` (default 1024; ``worlds`` when the posterior is sampled), ``rounds`` (default 1), ``confidence``
+(default 2; 0: the best mean always), ``posterior`` (``agent``: AGENT's known policy, the default; ``sampled``:
+AGENT's frequencies over ``decisions`` decisions of its own (default 4), for any player; ``none``: consistency
+alone) and ``continuation`` (``agent`` or a player spec without ``:``; ``popejoan exploit --continuation`` takes
+any).
 """
 
 from __future__ import annotations
@@ -49,10 +54,11 @@ if TYPE_CHECKING:
 
 __all__ = ["BestResponsePlayer", "EXPLOIT", "NoKnownPolicyError", "OPTIONS", "POSTERIORS", "known_policy"]
 
-DEFAULT_WORLDS = 16
+DEFAULT_WORLDS = 64
 """Worlds every legal card is played out in, per decision, by default."""
-DEFAULT_DRAWS = 64
-"""Worlds drawn and weighed by the posterior per decision, by default."""
+DEFAULT_DRAWS = 1024
+"""Worlds drawn and weighed by the posterior per decision, by default (``worlds`` for a sampled policy, whose every
+world costs searches of the agent's own: see ``BestResponsePlayer``)."""
 DEFAULT_CONFIDENCE = 2.0
 """Standard errors by which a card must beat the continuation's card before the search plays it, by default."""
 CONTINUE = 1.0
@@ -148,9 +154,7 @@ class BestResponsePlayer:
                  make: Callable[[str, int | None], Player] | None = None) -> None:
         self.worlds = _count("worlds", worlds, 1)
         self.draws = _count("draws", DEFAULT_DRAWS if draws is None else draws, 1)
-        if draws is None:
-            self.draws = max(self.draws, self.worlds)
-        if self.draws < self.worlds:
+        if self.draws < self.worlds and draws is not None:
             raise UnknownPlayerError(f"{EXPLOIT}: draws ({self.draws}) must be at least worlds ({self.worlds}): the "
                                      "worlds played out are drawn from those weighed")
         self.rounds = _count("rounds", rounds, 1)
@@ -188,10 +192,12 @@ class BestResponsePlayer:
             self.policy = policy if policy is not None else known_policy(self._make(None), self.rng, self.decisions)
         elif posterior == "sampled":
             self.policy = SampledPolicy(Batched(self._make(None)), self.rng, self.decisions)
+        if draws is None:  # the default: many worlds weighed, unless each costs the agent's own searches
+            self.draws = self.worlds if isinstance(self.policy, SampledPolicy) else max(self.draws, self.worlds)
         params = []
         if self.worlds != DEFAULT_WORLDS:
             params.append(f"worlds={self.worlds}")
-        if self.draws != max(DEFAULT_DRAWS, self.worlds):
+        if draws is not None:
             params.append(f"draws={self.draws}")
         if self.rounds != 1:
             params.append(f"rounds={self.rounds}")
