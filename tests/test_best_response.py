@@ -30,7 +30,7 @@ MODERN = Rules.preset("modern")
 
 def _decisions(agent: str, seat: int, deals: range, rules: Rules = MODERN, players: int = 4,
                after: int = 6) -> list[tuple[SeatView, Deal]]:
-    """Views of ``seat`` at its real decisions past ``after`` cards, with the deal as it stood, in games of ``agent``."""
+    """Views of ``seat`` at its real decisions past ``after`` cards, with the deal as it stood, in ``agent``'s games."""
     player = make_player(agent, seed=0)
     found = []
     for d in deals:
@@ -126,15 +126,16 @@ def test_playouts_of_a_deviation_are_those_of_the_scalar_engine() -> None:
             assert batch[k, i] == copy.balances[0] - world.balances[0]
 
 
-def test_the_spec_names_options_then_the_agent_and_refuses_what_it_cannot_build(tmp_path: os.PathLike[str],
-                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_spec_names_options_then_the_agent_and_refuses_what_it_cannot_build(
+        tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch) -> None:
     assert parse_exploit_spec("exploit:worlds=8:draws=32:pimc:samples=8") == ({"worlds": 8, "draws": 32},
                                                                                "pimc:samples=8")
     assert parse_exploit_spec("exploit:models/a.zip") == ({}, "models/a.zip")
     br = make_player("exploit:worlds=8:stops_first", seed=1)
     assert isinstance(br, BestResponsePlayer) and br.name == "exploit:worlds=8:stops_first"
     assert (br.worlds, br.draws, br.rounds) == (8, 1024, 1)
-    for spec, says in [("exploit:stops_first:worlds=8", "no parameter"), ("exploit:depth=3:stops_first", "unknown option"),
+    for spec, says in [("exploit:stops_first:worlds=8", "no parameter"),
+                       ("exploit:depth=3:stops_first", "unknown option"),
                        ("exploit:worlds=8:worlds=9:random", "given twice"), ("exploit:worlds=8", "no agent"),
                        ("exploit:exploit:random", "cannot be a best response"), ("exploit:worlds=0:random", "worlds"),
                        ("exploit:worlds=16:draws=8:random", "at least worlds"), ("exploit:no_such", "unknown player"),

@@ -14,7 +14,7 @@ CHECKED_MODULES = ["popejoan_env.web.app", "popejoan_env.web.games", "popejoan_e
                    "popejoan_env.web.clients", "popejoan_env.record", "popejoan_env.nets.model_file",
                    "popejoan_env.engine", "popejoan_env.batch.state", "popejoan_env.files", "popejoan_env.cluster",
                    "popejoan_env.__main__", "popejoan_env.tournament.runner", "popejoan_env.tournament.schedule",
-                   "popejoan_env.simulate", "popejoan_env.players.pimc",
+                   "popejoan_env.simulate", "popejoan_env.players.pimc", "popejoan_env.players.best_response",
                    "popejoan_env.evaluate.runner"]
 """Modules whose every ``MAX_*`` and ``*_SECONDS`` constant the page must list."""
 NOT_LIMITS = {"popejoan_env.batch.state.MAX_EVENTS"}

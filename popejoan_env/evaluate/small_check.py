@@ -178,7 +178,8 @@ def check(policy: ViewPolicy, seat: int, deals: int = DEALS, seed: int = 1, worl
         exact.append(values.best_response[d] - values.on_policy[d])
     g, e = np.array(found), np.array(exact)
     return {"policy": policy.name, "seat": SEATS[seat], "deals": deals, "seed": seed, "turnup": turnup,
-            "worlds": search.worlds, "draws": search.draws, "rounds": rounds, "confidence": confidence, "posterior": posterior,
+            "worlds": search.worlds, "draws": search.draws, "rounds": rounds, "confidence": confidence,
+            "posterior": posterior,
             "continuation": continuation,
             "search_gain": _ci(g), "exact_gain": _ci(e), "difference": _ci(g - e),
             "exact_gain_all_deals": float(np.mean(values.best_response) - np.mean(values.on_policy)),

@@ -31,9 +31,9 @@ for the exact policies), so that when no drawn world explains every card the wor
 
 Seats are the view's relative seats (the observer is seat 0), as in ``worlds``; a policy reads only a seat's view,
 so the numbering does not change what it does.  Which policy a player of the package has is the players' to say
-(``players.best_response.known_policy``): this module takes anything that chooses a card (``Chooser``).  The batch engine replays the full pack's worlds all at once
-(``BatchDeals``: one step per lead, one call of the policy per decision for every world); the small pack's are
-replayed by the scalar engine.
+(``players.best_response.known_policy``): this module takes anything that chooses a card (``Chooser``).  The batch
+engine replays the full pack's worlds all at once (``BatchDeals``: one step per lead, one call of the policy per
+decision for every world); the small pack's are replayed by the scalar engine.
 """
 
 from __future__ import annotations
