@@ -169,15 +169,15 @@ def test_the_best_response_sits_in_a_tournament() -> None:
 
 def test_a_search_that_never_trusts_its_gain_plays_as_the_agent() -> None:
     # confidence 99: the continuation's card (the agent's) at every decision, so every game is the agent's own
-    out = measure("stops_first", {"worlds": 4, "draws": 8, "confidence": 99}, "modern", 4, 10, seed=1)
+    out = measure("stops_first", {"worlds": 4, "draws": 8, "confidence": 99}, seats=4, deals=10, seed=1)
     assert out["per_deal_gain"] == [0.0] * 10 and out["deals_with_a_deviation"] == 0
     assert out["work"]["decisions"] > 0 and out["work"]["playouts"] > 0
 
 
 def test_the_figure_is_the_same_with_any_number_of_workers_and_counts_its_work() -> None:
     options = {"worlds": 4, "draws": 16}
-    one = measure("lowest", options, "modern", 3, 6, seed=2)
-    two = measure("lowest", options, "modern", 3, 6, seed=2, workers=2)
+    one = measure("lowest", options, seats=3, deals=6, seed=2)
+    two = measure("lowest", options, seats=3, deals=6, seed=2, workers=2)
     assert one["per_deal_gain"] == two["per_deal_gain"] and one["work"] == two["work"]
     assert one["work"]["playouts"] >= one["work"]["worlds_played"] >= 4 * one["work"]["decisions"]
     assert frozen_deal(51, MODERN, 3).hands == Deal.new(
@@ -186,7 +186,7 @@ def test_the_figure_is_the_same_with_any_number_of_workers_and_counts_its_work()
 
 @pytest.mark.slow
 def test_the_search_finds_lowest_exploitable() -> None:
-    out = measure("lowest", {}, "modern", 3, 50, seed=1)
+    out = measure("lowest", {"worlds": 16, "draws": 64}, seats=3, deals=50, seed=1)
     assert out["gain"]["mean"] - out["gain"]["ci95"] > 0  # +1.08 +- 0.55 when written
 
 

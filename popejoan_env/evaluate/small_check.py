@@ -78,7 +78,7 @@ def _one_hot(player: Any) -> ViewPolicy:
     return ViewPolicy(function, player.name)
 
 
-def agent_policy(spec: str, salt: int = 0) -> ViewPolicy:
+def agent_policy(spec: str, *, salt: int = 0) -> ViewPolicy:
     """The small game's policy named by ``spec``: ``random`` (uniform), a deterministic scripted player, ``pimc``
     (with its parameters) re-seeded by each view (``posterior.view_seed``), or a model file's network (its best
     card)."""
@@ -138,7 +138,7 @@ def _ci(x: np.ndarray) -> dict[str, float]:
     return {"mean": mean, "ci95": half}
 
 
-def check(policy: ViewPolicy, seat: int, deals: int = DEALS, seed: int = 1, worlds: int = WORLDS,
+def check(policy: ViewPolicy, seat: int, *, deals: int = DEALS, seed: int = 1, worlds: int = WORLDS,
           draws: int = DRAWS, rounds: int = 1, confidence: float = 2.0, turnup: str | None = None,
           posterior: str = "agent", continuation: str = "agent") -> dict[str, Any]:
     """The search best response at ``seat`` (0 dealer, 1 eldest, 2 third) against ``policy`` at the other seats, on

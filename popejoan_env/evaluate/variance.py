@@ -169,3 +169,39 @@ def check_unbiased(a: str, b: str, *, repeats: int = 40, deals: int = 100, seed:
             "plain_ci95": float(x[:, 1].mean()), "controlled_ci95": float(x[:, 3].mean()),
             "plain_covered": int((abs(x[:, 0] - centre) <= x[:, 1]).sum()),
             "controlled_covered": int((abs(x[:, 2] - centre) <= x[:, 3]).sum())}
+
+
+def check_aivat_unbiased(agent: str, opponent: str, *, repeats: int = 40, deals: int = 100,
+                         seed: int = 9_100_000, preset: str = "modern", seats: int = 4) -> dict[str, Any]:
+    """The plain margin of ``agent`` over ``opponent`` and the margin corrected by the AIVAT covariate alone
+    (``controlled``, its mean exactly 0; ``evaluate.aivat``) on ``repeats`` independent sets of ``deals`` deals
+    (tournament seeds ``seed``, ``seed + 1`` ..., none of them evaluation deals): their means, spreads and intervals,
+    and the mean difference with its standard error (unbiased: within noise of zero); and AIVAT as published (the
+    corrections subtracted whole)."""
+    from popejoan_env.evaluate.aivat import VALUE, play_deals
+    from popejoan_env.players import make_player
+    from popejoan_env.rules import Rules
+    from popejoan_env.tournament import mean_ci
+
+    rules = Rules.preset(preset)
+    one, two = make_player(agent), make_player(opponent)
+    rows = []
+    for r in range(repeats):
+        data = play_deals(one, two, agent, opponent, seed + r, deals, rules, seats)
+        m, c = np.array(data["margin"]), np.array(data["aivat"])
+        cv = controlled(m, c[:, None], np.zeros(1), np.zeros(1)) if np.ptp(c) > 0 else \
+            {"mean": float(m.mean()), "ci95": mean_ci(m)[1]}
+        rows.append((float(m.mean()), mean_ci(m)[1], cv["mean"], cv["ci95"], float(np.mean(m - c)),
+                     mean_ci(m - c)[1]))
+    x = np.array(rows)
+    centre = x[:, 0].mean()
+    difference = x[:, 2] - x[:, 0]
+    return {"pair": [agent, opponent], "repeats": repeats, "deals": deals, "seed": seed, "value": VALUE,
+            "plain_mean": float(x[:, 0].mean()), "corrected_mean": float(x[:, 2].mean()),
+            "difference": float(difference.mean()),
+            "difference_se": float(difference.std(ddof=1) / math.sqrt(repeats)),
+            "plain_sd": float(x[:, 0].std(ddof=1)), "corrected_sd": float(x[:, 2].std(ddof=1)),
+            "plain_ci95": float(x[:, 1].mean()), "corrected_ci95": float(x[:, 3].mean()),
+            "aivat_as_published_mean": float(x[:, 4].mean()), "aivat_as_published_ci95": float(x[:, 5].mean()),
+            "plain_covered": int((abs(x[:, 0] - centre) <= x[:, 1]).sum()),
+            "corrected_covered": int((abs(x[:, 2] - centre) <= x[:, 3]).sum())}

@@ -102,7 +102,7 @@ class Batched:
         return act_batch(self.player, batch, rows, legal)
 
 
-def known_policy(player: Player, rng: np.random.Generator, decisions: int = SAMPLED_DECISIONS) -> KnownPolicy:
+def known_policy(player: Player, rng: np.random.Generator, *, decisions: int = SAMPLED_DECISIONS) -> KnownPolicy:
     """The known policy of a player of this package: ``random`` uniform; ``lowest``, ``stops_first``,
     ``pool_hunter`` and a network playing its best card deterministic; a sampling network its softmax; ``pimc`` and
     ``pimc_net`` sampled (``posterior.SampledPolicy``); a player holding a ``KnownPolicy`` (``known_policy``
@@ -124,7 +124,7 @@ def known_policy(player: Player, rng: np.random.Generator, decisions: int = SAMP
     if kind in (LowestPlayer, StopsFirstPlayer, PoolHunterPlayer):
         return DeterministicPolicy(Batched(player))
     if kind in (PimcPlayer, GuidedPimcPlayer):
-        return SampledPolicy(Batched(player), rng, decisions)
+        return SampledPolicy(Batched(player), rng, decisions=decisions)
     if kind is LearnedPlayer:
         return DeterministicPolicy(Batched(player)) if player.deterministic else NetworkPolicy(player.policy)
     raise NoKnownPolicyError(
@@ -147,7 +147,7 @@ class BestResponsePlayer:
     ``policy``: the agent's known policy for the posterior, when not the one ``known_policy`` finds; ``make``:
     ``make_player``, for a continuation given as a spec."""
 
-    def __init__(self, agent: AgentFactory, seed: int | None = None, worlds: int = DEFAULT_WORLDS,
+    def __init__(self, agent: AgentFactory, seed: int | None = None, *, worlds: int = DEFAULT_WORLDS,
                  draws: int | None = None, rounds: int = 1, confidence: float = DEFAULT_CONFIDENCE,
                  posterior: str = "agent", decisions: int = SAMPLED_DECISIONS, continuation: str = "agent",
                  policy: KnownPolicy | None = None, agent_name: str | None = None,
@@ -189,9 +189,10 @@ class BestResponsePlayer:
         """A copy of the continuation: the card it would play here is the search's fallback."""
         self.policy: KnownPolicy | None = None
         if posterior == "agent":
-            self.policy = policy if policy is not None else known_policy(self._make(None), self.rng, self.decisions)
+            self.policy = policy if policy is not None else known_policy(self._make(None), self.rng,
+                                                                         decisions=self.decisions)
         elif posterior == "sampled":
-            self.policy = SampledPolicy(Batched(self._make(None)), self.rng, self.decisions)
+            self.policy = SampledPolicy(Batched(self._make(None)), self.rng, decisions=self.decisions)
         if draws is None:  # the default: many worlds weighed, unless each costs the agent's own searches
             self.draws = self.worlds if isinstance(self.policy, SampledPolicy) else max(self.draws, self.worlds)
         params = []

@@ -189,7 +189,7 @@ class SampledPolicy(KnownPolicy):
     exact = False
     tremble = 0.0  # the smoothing already keeps every legal card possible
 
-    def __init__(self, player: Chooser, rng: np.random.Generator, decisions: int = SAMPLED_DECISIONS) -> None:
+    def __init__(self, player: Chooser, rng: np.random.Generator, *, decisions: int = SAMPLED_DECISIONS) -> None:
         self.player = player
         self.rng = rng
         self.decisions = decisions
@@ -289,7 +289,7 @@ def _mixed(p: np.ndarray, legal: np.ndarray, tremble: float) -> np.ndarray:
     return (1.0 - tremble) * p + tremble * legal / legal.sum(axis=1, keepdims=True)
 
 
-def log_likelihoods(view: SeatView, hands: np.ndarray, dead: np.ndarray, policy: KnownPolicy,
+def log_likelihoods(view: SeatView, hands: np.ndarray, dead: np.ndarray, policy: KnownPolicy, *,
                     engine: str | None = None) -> tuple[np.ndarray, int]:
     """[k]: the log of the probability ``policy`` gives, in each world, the leads the other seats chose with two
     or more legal cards (see the module's docstring), and how many of those decisions (world × decision) were
