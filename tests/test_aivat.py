@@ -36,6 +36,11 @@ def test_deterministic_players_have_nothing_to_correct() -> None:
     assert aivat.policy_kind(make_player("pool_hunter")) is None
     assert [aivat.policy_kind(make_player(p)) for p in ("random", "pimc", "pimc_net")] == ["uniform", "sampled",
                                                                                             "sampled"]
+    from popejoan_env.nets.shipped import shipped_model
+    from popejoan_env.players.learned import load_player
+
+    assert aivat.policy_kind(load_player(shipped_model(), deterministic=False)) == "softmax"
+    assert aivat.policy_kind(load_player(shipped_model())) is None  # its best card: deterministic
 
 
 def test_the_corrections_have_mean_zero() -> None:

@@ -57,21 +57,17 @@ KINDS = ("uniform", "sampled", "softmax")
 
 
 def policy_kind(player: Player) -> str | None:
-    """How the choices of ``player`` are corrected (one of ``KINDS``), or None for a deterministic player or one
-    whose policy is not known."""
-    from popejoan_env.players.guided import GuidedPimcPlayer
-    from popejoan_env.players.learned import LearnedPlayer
-    from popejoan_env.players.pimc import PimcPlayer
-    from popejoan_env.players.simple import RandomPlayer
+    """How the choices of ``player`` are corrected (one of ``KINDS``), from its known policy
+    (``players.best_response.known_policy``), or None for a deterministic player or one whose policy is not known."""
+    from popejoan_env.players.best_response import NoKnownPolicyError, known_policy
+    from popejoan_env.search.posterior import NetworkPolicy, SampledPolicy, UniformPolicy
 
-    kind = type(player)
-    if kind is RandomPlayer:
-        return "uniform"
-    if kind in (PimcPlayer, GuidedPimcPlayer):
-        return "sampled"
-    if kind is LearnedPlayer and not player.deterministic:
-        return "softmax"
-    return None
+    try:
+        policy = known_policy(player, np.random.default_rng(0))
+    except NoKnownPolicyError:
+        return None
+    kinds = {UniformPolicy: "uniform", SampledPolicy: "sampled", NetworkPolicy: "softmax"}
+    return kinds.get(type(policy))
 
 
 def _values(h: Deal, cards: list[int], seat: int) -> np.ndarray:
@@ -82,12 +78,10 @@ def _values(h: Deal, cards: list[int], seat: int) -> np.ndarray:
 
 
 def _softmax(player: Any, view: SeatView) -> np.ndarray:
-    from popejoan_env.observation import encode_view
+    """A sampling network's probabilities of the view's legal cards, in their order."""
+    from popejoan_env.search.posterior import NetworkPolicy
 
-    legal = list(view.legal)
-    z = np.asarray(player.policy.logits(encode_view(view)), dtype=np.float64)[legal]
-    p = np.exp(z - z.max())
-    return p / p.sum()
+    return NetworkPolicy(player.policy).probabilities([view])[0][list(view.legal)]
 
 
 class _Game:
