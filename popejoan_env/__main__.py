@@ -13,8 +13,8 @@ Commands:
   the agents, and replay game records.
 * ``evaluate`` – an agent against the reference panel on the frozen deal set:
   the report to quote (``popejoan_env/evaluate``, ``docs/evaluation.md``).
-* ``exploit`` – a best response trained against a frozen agent for a few
-  minutes, and what it wins.
+* ``exploit`` – what one seat wins by deviating from an agent: a search best
+  response (or a PPO learner) on the frozen deals, its budget in work.
 
 Exit codes: 0 success, 1 a record does not verify, 2 bad usage or input
 (unknown preset or option, missing file), 130 interrupted.
@@ -392,7 +392,7 @@ def _add_exploit_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_exploit(args: argparse.Namespace) -> int:
-    """Train a best response against a frozen agent and report what it wins (``popejoan_env.evaluate.exploit``)."""
+    """Measure a best response against an agent and report what it wins (``popejoan_env.evaluate.exploit``)."""
     from popejoan_env.evaluate.exploit import run
 
     return run(args)
@@ -466,16 +466,23 @@ examples:
   popejoan evaluate shipped --backend ray --address auto""",
     ),
     Command(
-        "exploit", "train a best response against a frozen agent for a few minutes and report what it wins",
+        "exploit", "how much one seat wins by deviating from an agent: a search best response on the frozen deals",
         _add_exploit_arguments, run_exploit,
-        """Train a fresh PPO learner (popejoan train, no imitation) at one seat against
-AGENT at every other seat for --minutes, then play it in duplicate against
-AGENT and against stops_first (the same budget's calibration) on the frozen
-deals: what a best response found in that budget wins per deal, a lower
-bound of the agent's exploitability.
+        """One seat deviates, every other seat plays AGENT.  The default method is a
+search best response (exploit:AGENT): at each decision it weighs the worlds
+consistent with the play by how likely AGENT's policy makes the other seats'
+leads there, plays every legal card out with AGENT at the other seats, and
+plays the best.  On the frozen deals, every seat in turn, it reports the gain
+per deal over AGENT in the same seat (95% CI): a lower bound of AGENT's
+exploitability, with its budget in work (--deals, --worlds, --draws), so the
+same command gives the same figure on any machine.  --small checks it against
+the exact best response of the small game; --method learn trains a PPO
+learner for --steps instead.  How to quote it: docs/evaluation.md.
 
-example:
-  popejoan exploit shipped --minutes 4""",
+examples:
+  popejoan exploit stops_first
+  popejoan exploit shipped --worlds 64 --draws 1024 --deals 400 --workers 2
+  popejoan exploit pool_hunter --small""",
     ),
 ]
 

@@ -1531,7 +1531,7 @@ def comma_model(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> str:
 @pytest.mark.parametrize("argv", [
     ["benchmark", "--players", "a,b/model.zip,random", "--deals", "2", "--out", "bench"],
     ["benchmark", "--players", "random,a,b/model.zip", "--deals", "2", "--out", "bench"],
-    ["exploit", "a,b/model.zip", "--minutes", "0.01", "--out", "ex"],
+    ["exploit", "a,b/model.zip", "--method", "learn", "--steps", "64", "--out", "ex"],
 ])
 def test_a_model_path_with_a_comma_is_named_where_a_comma_list_would_split_it(
         comma_model: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:

@@ -212,10 +212,11 @@ def test_the_control_variate_keeps_the_mean_and_narrows_the_interval_when_it_cor
 def test_exploit_trains_a_learner_within_its_budget_and_reports_its_gain(tmp_path: os.PathLike[str],
                                                                          capsys: pytest.CaptureFixture[str]) -> None:
     out = os.path.join(tmp_path, "br")
-    assert main(["exploit", "stops_first", "--minutes", "0.02", "--seats", "3", "--deals", "50", "--out", out]) == 0
+    assert main(["exploit", "stops_first", "--method", "learn", "--steps", "256", "--seats", "3", "--deals", "50",
+                 "--out", out]) == 0
     rep = json.load(open(os.path.join(out, "exploit.json")))
-    assert rep["format"] == "popejoan-exploit/1" and rep["deal_set"]["sha256"] == dealset.SHA256
-    assert 0 < rep["timesteps"] and os.path.isfile(rep["learner"])
+    assert rep["format"] == "popejoan-exploit/2" and rep["deal_set"]["sha256"] == dealset.SHA256
+    assert rep["steps"] == 256 <= rep["timesteps"] and os.path.isfile(rep["learner"])  # the budget in steps
     gain, alone, own = (rep["results"][k]["mean"] for k in ("gain", "learner_alone", "agent_in_own_field"))
     assert gain == pytest.approx(alone - own)
     assert "gain of one seat swapping stops_first for the learner" in capsys.readouterr().out

@@ -59,6 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also play every pair of the opponents on the same deals at these table sizes (a comma "
                              "list, e.g. 4 or 3,4,6) and rate the agent and the opponents together (report section "
                              "and PREFIX.ratings.png)")
+    parser.add_argument("--aivat", action="store_true",
+                        help="also correct each margin for the random choices of the players that make them (random, "
+                             "pimc, pimc_net: AIVAT with a rollout value, as one more control variate); one process, "
+                             "slower")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
 
@@ -75,13 +79,15 @@ def default_prefix(agent: str, preset: str, seats: int, deals: int) -> str:
 
 
 def canonical_command(agent: str, preset: str, seats: int, deals: int, opponents: list[str],
-                      ratings: list[int] | None = None) -> str:
+                      ratings: list[int] | None = None, aivat: bool = False) -> str:
     """The command that plays the same games (the report prints it)."""
     words = ["popejoan", "evaluate", agent, "--preset", preset, "--seats", str(seats), "--deals", str(deals)]
     if list(opponents) != list(panel.PANEL):
         words += ["--opponents", ",".join(opponents)]
     if ratings:
         words += ["--ratings", ",".join(map(str, ratings))]
+    if aivat:
+        words.append("--aivat")
     return shlex.join(words)
 
 
@@ -125,12 +131,13 @@ def evaluate_agent(agent: str, *, preset: str = "modern", seats: int = 4, deals:
                    backend: str = "local", address: str | None = None,
                    on_block: Callable[[str, int], None] | None = None,
                    ratings: list[int] | None = None,
-                   on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
+                   on_start: Callable[[int], None] | None = None, aivat: bool = False) -> dict[str, Any]:
     """Evaluate ``agent`` against the panel on the frozen deals; the report (and its files when ``out``).
 
     ``ratings``: table sizes at which every pair of the opponents is played too, to rate them and the agent
     together (``ratings.rate``).  ``on_start(deals)`` is told the deals a resumed run already has, and
-    ``on_block(match, block)`` each block as it is played.
+    ``on_block(match, block)`` each block as it is played.  ``aivat``: the agent's games record the AIVAT
+    corrections of the margins (``evaluate.aivat``; one local process).
     """
     from popejoan_env.evaluate import ratings as rating
     from popejoan_env.envs import register_for
@@ -143,8 +150,11 @@ def evaluate_agent(agent: str, *, preset: str = "modern", seats: int = 4, deals:
     check_players(seats)
     sizes = list(ratings or [])
     chosen = panel.choose(opponents)
-    found = runner.settings(agent, preset, seats, deals, chosen)
+    found = runner.settings(agent, preset, seats, deals, chosen, aivat=aivat)
     check_settings(dealset.BLOCK, 0, seats, 1, workers, backend, address)
+    if aivat and (workers > 1 or backend != "local"):
+        raise PopeJoanError("--aivat plays the agent's games in this one process: leave out --workers and "
+                            "--backend ray")
     register_for([agent])  # the adapters an agent may need (an openspiel_* player's game)
     make_player(agent)  # an agent that cannot be built is refused before any work
     if sizes and len(chosen) < 2:
@@ -165,7 +175,7 @@ def evaluate_agent(agent: str, *, preset: str = "modern", seats: int = 4, deals:
         runner.play(states[n].settings, states[n], workers=workers, backend=backend, address=address,
                     on_block=on_block)
     state = states[seats]
-    command = canonical_command(agent, preset, seats, deals, chosen, sizes)
+    command = canonical_command(agent, preset, seats, deals, chosen, sizes, aivat)
     extra = variance.section(state)
     if sizes:
         # An agent of the panel is rated once, from the panel's pairs (its own matches are the same pairings).
@@ -227,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
         result = evaluate_agent(args.agent, preset=args.preset, seats=args.seats, deals=deals, opponents=chosen,
                                 out=out, workers=args.workers,
                                 backend=args.backend, address=args.address, on_block=tick, ratings=sizes,
-                                on_start=resumed)
+                                on_start=resumed, aivat=args.aivat)
     finally:
         if bar is not None:
             bar.close()

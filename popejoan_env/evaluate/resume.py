@@ -43,6 +43,9 @@ SERIES = ("margin", "agent_net", "opponent_net", "agent_out", "opponent_out")
 minus the opponent alone against the agent's), each side's counters alone, and each side's go-out rate."""
 TIMING = ("agent_decisions", "agent_seconds", "opponent_decisions", "opponent_seconds", "wall_seconds")
 """What is kept of each block's time: each side's decisions and thinking seconds, and the block's wall seconds."""
+AIVAT_SERIES = "aivat"
+"""The series an evaluation with ``--aivat`` adds to the blocks of the agent's own matches: each deal's
+correction of the margin (and ``aivat_decisions``, the block's corrected decisions)."""
 
 _BLOCK_INDEX = re.compile(r"0|[1-9][0-9]{0,8}")
 """A block index as the evaluation writes it: ASCII digits, no sign, no leading zero."""
@@ -126,7 +129,8 @@ def read_state(path: str, settings: Any, matches: Iterable[str]) -> dict[str, di
                                  f"(it plays {', '.join(wanted)})")
         if not isinstance(played, dict):
             return _refuse(path, f"the blocks of {name} are {brief(played)}, not an object of blocks")
-        checked = {plan.index(path, name, key): plan.block(path, f"{name} block {key}", data)
+        aivat = bool(getattr(settings, "aivat", False)) and name in settings.opponents  # the agent's own matches
+        checked = {plan.index(path, name, key): plan.block(path, f"{name} block {key}", data, aivat=aivat)
                    for key, data in played.items()}
         if name in out:
             out[name] = checked
@@ -150,13 +154,29 @@ class Plan:
                           f"({self.blocks * dealset.BLOCK} deals in blocks of {dealset.BLOCK})")
         return int(key)
 
-    def block(self, path: str, where: str, data: Any) -> dict[str, Any]:
-        """One block's data, checked: every series of ``BLOCK`` deals within the game's bounds, and its timing."""
-        if not isinstance(data, dict) or set(data) != {*SERIES, *TIMING}:
+    def block(self, path: str, where: str, data: Any, *, aivat: bool = False) -> dict[str, Any]:
+        """One block's data, checked: every series of ``BLOCK`` deals within the game's bounds, and its timing
+        (with ``aivat``, also the margin's AIVAT correction of each deal, ``AIVAT_SERIES``)."""
+        fields = (*SERIES, *TIMING, *((AIVAT_SERIES, "aivat_decisions") if aivat else ()))
+        if not isinstance(data, dict) or set(data) != set(fields):
             found = sorted(data) if isinstance(data, dict) else data
             _refuse(path, f"{where} holds {brief(found, 200)}, not the block of an evaluation "
-                          f"({', '.join((*SERIES, *TIMING))})")
+                          f"({', '.join(fields)})")
         series = {key: self._series(path, f"{where} {key}", data[key]) for key in SERIES}
+        if aivat:
+            # a correction sums, over the decisions of a deal's games, differences of two values within the deal's
+            # bounds: no deal's can be larger than that many spans
+            span = (self.high - self.low) * self.decisions / dealset.BLOCK
+            series[AIVAT_SERIES] = self._series(path, f"{where} {AIVAT_SERIES}", data[AIVAT_SERIES])
+            for d, x in enumerate(series[AIVAT_SERIES]):
+                if abs(x) > span:
+                    _refuse(path, f"{where} {AIVAT_SERIES} of deal {d} is {x!r}, beyond what a deal's corrections "
+                                  f"can sum to (±{span:,.0f})")
+            corrected = as_int(data["aivat_decisions"])
+            if corrected is None or not 0 <= corrected <= self.decisions:
+                _refuse(path, f"{where} aivat_decisions is {brief(data['aivat_decisions'])}, not a whole number of "
+                              f"decisions from 0 to {self.decisions:,}")
+            series["aivat_decisions"] = corrected
         seats = self.seats
         for key in ("agent_net", "opponent_net"):
             for d, x in enumerate(series[key]):

@@ -46,11 +46,15 @@ class Settings:
     deal_set: str = dealset.VERSION
     deal_set_sha256: str = dealset.SHA256
     panel: str = panel.VERSION
+    aivat: bool = False
+    """Whether the agent's games record the AIVAT corrections (``aivat.play_block``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly."""
+        """JSON-friendly (without ``aivat`` when it is off, so a state file written before it resumes)."""
         out = dataclasses.asdict(self)
         out["opponents"] = list(self.opponents)
+        if not self.aivat:
+            del out["aivat"]
         return out
 
 
@@ -63,14 +67,14 @@ def file_sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def settings(agent: str, preset: str, seats: int, deals: int, opponents: list[str]) -> Settings:
+def settings(agent: str, preset: str, seats: int, deals: int, opponents: list[str], aivat: bool = False) -> Settings:
     """The settings of an evaluation, checked: a deal count that is whole blocks of the set, a known preset."""
     Rules.preset(preset)
     if not isinstance(deals, int) or not dealset.BLOCK <= deals <= dealset.DEALS or deals % dealset.BLOCK:
         raise PopeJoanError(f"an evaluation plays a multiple of {dealset.BLOCK} deals of {dealset.VERSION}, from "
                             f"{dealset.BLOCK} to {dealset.DEALS:,}; got {deals!r}")
     sha = file_sha256(agent) if is_model_path(agent) and os.path.isfile(agent) else None
-    return Settings(agent, sha, preset, seats, deals, tuple(opponents))
+    return Settings(agent, sha, preset, seats, deals, tuple(opponents), aivat=aivat)
 
 
 class State:
@@ -103,10 +107,11 @@ class State:
             write_atomic(self.path, json.dumps(body) + "\n")
 
     def series(self, opponent: str) -> dict[str, np.ndarray]:
-        """Per deal against ``opponent``, each of ``SERIES`` (all blocks, in deal order): the plan's deals, no more
-        and no fewer."""
+        """Per deal against ``opponent``, each of ``SERIES`` (all blocks, in deal order: the plan's deals, no more
+        and no fewer), and ``aivat`` (the margin's AIVAT correction) when every block has it."""
         blocks = [self.blocks[opponent][b] for b in self._planned(opponent)]
-        return {k: np.array([x for blk in blocks for x in blk[k]], dtype=np.float64) for k in SERIES}
+        keys = [*SERIES, "aivat"] if blocks and all("aivat" in blk for blk in blocks) else SERIES
+        return {k: np.array([x for blk in blocks for x in blk[k]], dtype=np.float64) for k in keys}
 
     def timing(self, opponent: str) -> dict[str, float]:
         """Decisions and thinking seconds of the agent and the opponent, and wall seconds, summed over blocks."""
@@ -160,6 +165,7 @@ def play(settings: Settings, state: State, seed: int = 0, workers: int = 1, back
     blocks = settings.deals // dealset.BLOCK
     matches: list[tuple[str, Player | str, str]] = [(name, agent, name) for name in settings.opponents]
     matches += [(pair_key(a, b), a, b) for a, b in state.references]
+    mine = set(settings.opponents)  # the agent's matches: the AIVAT corrections are recorded in these
     with _ray_once(backend, address):
         for key, first, second in matches:
             todo = [b for b in range(blocks) if not state.done(key, b)]
@@ -169,7 +175,12 @@ def play(settings: Settings, state: State, seed: int = 0, workers: int = 1, back
             two = make_player(second, seed=seed)
             for b in todo:
                 start = time.perf_counter()
-                data = play_block(one, two, b, rules, settings.seats, workers, backend, address)
+                if settings.aivat and key in mine:
+                    from popejoan_env.evaluate import aivat
+
+                    data = aivat.play_block(one, two, settings.agent, second, b, rules, settings.seats)
+                else:
+                    data = play_block(one, two, b, rules, settings.seats, workers, backend, address)
                 data["wall_seconds"] = time.perf_counter() - start
                 state.add(key, b, data)
                 if on_block is not None:

@@ -80,39 +80,64 @@ def references(preset: str, seats: int) -> tuple[tuple[str, str], ...]:
 
 
 def section(state: Any) -> dict[str, Any]:
-    """The report's ``variance_reduction`` section: per opponent, the controlled margin and how much narrower
-    its interval is than the plain one (empty when the reference means of this table are not measured)."""
+    """The report's ``variance_reduction`` section: per opponent, the controlled margin and how much narrower its
+    interval is than the plain one.  The covariates: the reference pairs' margins (when their means are measured for
+    this table) and, with ``--aivat``, the margin's AIVAT correction (``aivat``: mean exactly 0).  None when there
+    are neither."""
     settings = state.settings
-    if (settings.preset, settings.seats) not in REFERENCE_MEANS:
+    known_means = (settings.preset, settings.seats) in REFERENCE_MEANS
+    with_aivat = bool(getattr(settings, "aivat", False))
+    if not known_means and not with_aivat:
         return {"variance_reduction": None}
     from popejoan_env.evaluate.runner import pair_key
     from popejoan_env.tournament import mean_ci
 
-    known = REFERENCE_MEANS[(settings.preset, settings.seats)]
+    known = REFERENCE_MEANS.get((settings.preset, settings.seats), ())
+    pairs = REFERENCE_PAIRS if known_means else ()
     means = np.array([mu for mu, _ in known])
     mean_se = np.array([se for _, se in known])
-    cov = np.stack([state.series(pair_key(a, b))["margin"] for a, b in REFERENCE_PAIRS], axis=1)
-    rows, margins = [], []
+    deals = len(state.series(settings.opponents[0])["margin"])
+    cov = np.stack([state.series(pair_key(a, b))["margin"] for a, b in pairs], axis=1) if pairs else \
+        np.zeros((deals, 0))
+    rows, margins, fixes = [], [], []
     for name in settings.opponents:
-        m = state.series(name)["margin"]
+        series = state.series(name)
+        m = series["margin"]
         margins.append(m)
         plain = mean_ci(m)[1]
         # A reference pair that is this very match (the agent is one of the scripted players) is left out: it
         # would hand over the 10,000 deals of its measured mean, not narrow the interval of these deals.
-        keep = np.array([{a, b} != {settings.agent, name} for a, b in REFERENCE_PAIRS])
-        cv = controlled(m, cov[:, keep], means[keep], mean_se[keep])
+        keep = np.array([{a, b} != {settings.agent, name} for a, b in pairs], dtype=bool)
+        c, mu, se = cov[:, keep], means[keep] if pairs else means, mean_se[keep] if pairs else mean_se
+        names = [pair_key(a, b) for (a, b), k in zip(pairs, keep) if k]
+        fix = series.get("aivat")
+        fixes.append(fix if fix is not None else np.zeros(len(m)))
+        if fix is not None and np.ptp(fix) > 0:  # deterministic players: no correction, no covariate
+            c, mu, se = np.column_stack([c, fix]), np.append(mu, 0.0), np.append(se, 0.0)
+            names.append("aivat")
+        cv = controlled(m, c, mu, se) if names else {"mean": float(m.mean()), "ci95": plain, "beta": []}
         rows.append({"opponent": name, "margin": {"mean": cv["mean"], "ci95": cv["ci95"]}, "plain_ci95": plain,
                      "narrowing": plain / cv["ci95"] if cv["ci95"] > 0 else math.nan, "beta": cv["beta"],
-                     "covariates": [pair_key(a, b) for (a, b), k in zip(REFERENCE_PAIRS, keep) if k]})
-    apart = np.array([settings.agent not in (a, b) for a, b in REFERENCE_PAIRS])  # none of the agent's matches
-    panel = controlled(np.mean(margins, axis=0), cov[:, apart], means[apart], mean_se[apart])
+                     "covariates": names})
+    apart = np.array([settings.agent not in (a, b) for a, b in pairs], dtype=bool)  # none of the agent's matches
+    c, mu, se = cov[:, apart], means[apart] if pairs else means, mean_se[apart] if pairs else mean_se
+    fix = np.mean(fixes, axis=0)
+    if with_aivat and np.ptp(fix) > 0:
+        c, mu, se = np.column_stack([c, fix]), np.append(mu, 0.0), np.append(se, 0.0)
+    panel_plain = mean_ci(np.mean(margins, axis=0))[1]
+    panel = controlled(np.mean(margins, axis=0), c, mu, se) if c.shape[1] else \
+        {"mean": float(np.mean(margins)), "ci95": panel_plain}
+    from popejoan_env.evaluate import aivat
+
+    method = " and ".join(part for part, on in ((METHOD, known_means), (aivat.METHOD, with_aivat)) if on)
     return {"variance_reduction": {
-        "method": METHOD, "reference_means": {pair_key(a, b): {"mean": mu, "se": se}
-                                              for (a, b), (mu, se) in zip(REFERENCE_PAIRS, known)},
+        "method": method, "reference_means": {pair_key(a, b): {"mean": mu_, "se": se_}
+                                              for (a, b), (mu_, se_) in zip(pairs, known)},
         "mean_deals": MEAN_DEALS, "mean_seed": MEAN_SEED,
+        "aivat": {"value_function": aivat.VALUE, "method": aivat.METHOD} if with_aivat else None,
         "opponents": rows,
         "panel_margin": {"mean": panel["mean"], "ci95": panel["ci95"]},
-        "panel_plain_ci95": mean_ci(np.mean(margins, axis=0))[1],
+        "panel_plain_ci95": panel_plain,
     }}
 
 
@@ -144,3 +169,39 @@ def check_unbiased(a: str, b: str, *, repeats: int = 40, deals: int = 100, seed:
             "plain_ci95": float(x[:, 1].mean()), "controlled_ci95": float(x[:, 3].mean()),
             "plain_covered": int((abs(x[:, 0] - centre) <= x[:, 1]).sum()),
             "controlled_covered": int((abs(x[:, 2] - centre) <= x[:, 3]).sum())}
+
+
+def check_aivat_unbiased(agent: str, opponent: str, *, repeats: int = 40, deals: int = 100,
+                         seed: int = 9_100_000, preset: str = "modern", seats: int = 4) -> dict[str, Any]:
+    """The plain margin of ``agent`` over ``opponent`` and the margin corrected by the AIVAT covariate alone
+    (``controlled``, its mean exactly 0; ``evaluate.aivat``) on ``repeats`` independent sets of ``deals`` deals
+    (tournament seeds ``seed``, ``seed + 1`` ..., none of them evaluation deals): their means, spreads and intervals,
+    and the mean difference with its standard error (unbiased: within noise of zero); and AIVAT as published (the
+    corrections subtracted whole)."""
+    from popejoan_env.evaluate.aivat import VALUE, play_deals
+    from popejoan_env.players import make_player
+    from popejoan_env.rules import Rules
+    from popejoan_env.tournament import mean_ci
+
+    rules = Rules.preset(preset)
+    one, two = make_player(agent), make_player(opponent)
+    rows = []
+    for r in range(repeats):
+        data = play_deals(one, two, agent, opponent, seed + r, deals, rules, seats)
+        m, c = np.array(data["margin"]), np.array(data["aivat"])
+        cv = controlled(m, c[:, None], np.zeros(1), np.zeros(1)) if np.ptp(c) > 0 else \
+            {"mean": float(m.mean()), "ci95": mean_ci(m)[1]}
+        rows.append((float(m.mean()), mean_ci(m)[1], cv["mean"], cv["ci95"], float(np.mean(m - c)),
+                     mean_ci(m - c)[1]))
+    x = np.array(rows)
+    centre = x[:, 0].mean()
+    difference = x[:, 2] - x[:, 0]
+    return {"pair": [agent, opponent], "repeats": repeats, "deals": deals, "seed": seed, "value": VALUE,
+            "plain_mean": float(x[:, 0].mean()), "corrected_mean": float(x[:, 2].mean()),
+            "difference": float(difference.mean()),
+            "difference_se": float(difference.std(ddof=1) / math.sqrt(repeats)),
+            "plain_sd": float(x[:, 0].std(ddof=1)), "corrected_sd": float(x[:, 2].std(ddof=1)),
+            "plain_ci95": float(x[:, 1].mean()), "corrected_ci95": float(x[:, 3].mean()),
+            "aivat_as_published_mean": float(x[:, 4].mean()), "aivat_as_published_ci95": float(x[:, 5].mean()),
+            "plain_covered": int((abs(x[:, 0] - centre) <= x[:, 1]).sum()),
+            "corrected_covered": int((abs(x[:, 2] - centre) <= x[:, 3]).sum())}

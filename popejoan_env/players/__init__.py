@@ -9,6 +9,7 @@
 | ``pimc`` | search: samples the hidden cards, plays each lead out, picks the best on average |
 | ``shipped`` | the shipped network, package data (``nets/data/shipped.zip``; every table size, both presets) |
 | ``pimc_net`` | ``pimc``'s search (128 worlds) with the shipped network's log-probabilities as a prior (``players/guided.py``) |
+| ``exploit:AGENT`` | a search best response to AGENT at the other seats (``players/best_response.py``) |
 
 ``make_player("pimc:samples=32", seed=1)`` builds one from a spec (a name,
 optionally ``:key=value,key=value``); a path to a saved model is loaded by
@@ -40,16 +41,18 @@ import sys
 from popejoan_env.nets.model_file import ModelFileError
 from popejoan_env.nets.shipped import SHIPPED, SHIPPED_MODEL, shipped_model
 from popejoan_env.players.base import Player, ScriptedPlayer, UnknownPlayerError
+from popejoan_env.players.best_response import EXPLOIT
 from popejoan_env.players.pimc import PimcPlayer
 from popejoan_env.players.pool_hunter import PoolHunterPlayer
 from popejoan_env.players.simple import LowestPlayer, RandomPlayer
 from popejoan_env.players.stops_first import StopsFirstPlayer
 
 __all__ = [
-    "FACTORY_SPEC", "GUIDED", "LowestPlayer", "PimcPlayer", "Player", "PoolHunterPlayer", "RandomPlayer", "SCRIPTED",
+    "EXPLOIT", "FACTORY_SPEC", "GUIDED", "LowestPlayer", "PimcPlayer", "Player", "PoolHunterPlayer", "RandomPlayer",
+    "SCRIPTED",
     "SHIPPED",
     "SHIPPED_MODEL", "ScriptedPlayer", "StopsFirstPlayer", "UnknownPlayerError", "is_model_path", "make_player",
-    "parse_spec",
+    "parse_exploit_spec", "parse_spec",
     "shipped_model",
 ]
 
@@ -74,7 +77,7 @@ FACTORY_SPEC = re.compile(r"(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):(?P<fact
 
 def is_model_path(spec: str) -> bool:
     """True when a spec names a saved model file rather than a scripted player (a scripted name never does)."""
-    if _name_of(spec) in (SHIPPED, GUIDED, *OPENSPIEL):
+    if _name_of(spec) in (SHIPPED, GUIDED, EXPLOIT, *OPENSPIEL):
         return False
     if spec.endswith(".zip") or any(sep and sep in spec for sep in (os.path.sep, os.path.altsep)):
         return True
@@ -98,6 +101,53 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
             raise UnknownPlayerError(f"player spec {spec!r}: parameter {item!r} is not key=value{hint}")
         params[key.strip()] = _number(value.strip())
     return name, params
+
+
+def parse_exploit_spec(spec: str) -> tuple[dict[str, int | float | str], str]:
+    """``exploit:worlds=8:draws=32:pimc:samples=32`` -> ``({"worlds": 8, "draws": 32}, "pimc:samples=32")``: the
+    best response's options (``key=value`` items before the agent's spec, each of ``best_response.OPTIONS``) and
+    the agent's spec."""
+    from popejoan_env.players.best_response import OPTIONS
+
+    head, sep, rest = spec.strip().partition(":")
+    if head.strip() != EXPLOIT or not sep:
+        raise UnknownPlayerError(f"a best response spec is {EXPLOIT}:AGENT (options first: "
+                                 f"{EXPLOIT}:worlds=8:AGENT), got {spec!r}")
+    options: dict[str, int | float | str] = {}
+    while True:
+        item, sep, after = rest.partition(":")
+        key, eq, value = item.partition("=")
+        if not eq or "/" in key or "\\" in key:
+            break
+        key = key.strip()
+        if key not in OPTIONS:
+            raise UnknownPlayerError(f"{EXPLOIT}: unknown option {key!r} in {spec!r}; options are {list(OPTIONS)} "
+                                     "(an agent whose spec starts with name=value: write ./ before a file's name)")
+        if key in options:
+            raise UnknownPlayerError(f"{EXPLOIT}: option {key!r} given twice in {spec!r}")
+        options[key] = _number(value.strip())
+        rest = after if sep else ""
+        if not sep:
+            break
+    agent = rest.strip()
+    if not agent:
+        raise UnknownPlayerError(f"{EXPLOIT}: no agent after the options in {spec!r} ({EXPLOIT}:AGENT)")
+    if _name_of(agent) == EXPLOIT:
+        raise UnknownPlayerError(f"{EXPLOIT}: the agent of a best response cannot be a best response ({spec!r})")
+    return options, agent
+
+
+def _best_response(spec: str, seed: int | None) -> Player:
+    """The search best response ``exploit:[KEY=VALUE:...]AGENT`` (``best_response.BestResponsePlayer``)."""
+    from popejoan_env.players.best_response import BestResponsePlayer, NoKnownPolicyError
+
+    options, agent = parse_exploit_spec(spec)
+    make_player(agent)  # an agent that cannot be built is refused by name, before anything else
+    try:
+        return BestResponsePlayer(lambda s: make_player(agent, seed=s), seed=seed, agent_name=agent,
+                                  make=lambda text, s: make_player(text, seed=s), **options)  # type: ignore[arg-type]
+    except NoKnownPolicyError as err:
+        raise UnknownPlayerError(f"{EXPLOIT}: {err}") from None
 
 
 def _shipped(spec: str, params: dict[str, int | float | str], seed: int | None) -> Player:
@@ -193,6 +243,8 @@ def make_player(spec: str, seed: int | None = None) -> Player:
         except ImportError as err:
             raise UnknownPlayerError(f"cannot load the model {spec!r}: the learned-player module is missing ({err})") from None
         return load_player(spec, seed)
+    if _name_of(spec) == EXPLOIT:
+        return _best_response(spec, seed)
     own = FACTORY_SPEC.fullmatch(spec.strip())
     if own and own["module"] not in SCRIPTED and own["module"] not in (SHIPPED, GUIDED):
         return _from_factory(spec.strip(), own["module"], own["factory"], seed)
