@@ -134,8 +134,11 @@ def test_ctrl_c_is_one_line_and_exit_130_and_leaves_no_worker(argv: list[str], s
     import time
 
     out = ["--output-dir", str(tmp_path)] if "train" in argv else ["--out", str(tmp_path / "r")]
+    # the command starts with Ctrl-C's default action, as from a terminal: a test runner started in the background
+    # (CI, xdist's workers) ignores SIGINT, and a child Python keeps an ignored SIGINT ignored
     proc = subprocess.Popen([sys.executable, *argv, *out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=tmp_path, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                            start_new_session=True, cwd=tmp_path, env={**os.environ, "OMP_NUM_THREADS": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         while len(_processes_of(proc.pid)) < 3 and time.monotonic() < deadline:  # its two workers are at work
