@@ -617,6 +617,54 @@ def test_rounds_state_bytes_resume_usable_rounds_or_are_refused(
     _rounds_resume_or_refuse(tmp_path_factory.getbasetemp() / "fuzz_rounds_bytes", state)
 
 
+# ===================================================================== gymnasium.make and the environments' arguments
+GYM_ARGUMENTS = ("players", "rules", "opponents", "max_snapshots", "deals", "reward_scale", "balance_range",
+                 "illegal_action", "illegal_reward", "lone_leads")
+"""The arguments of ``gymnasium.make("popejoan/PopeJoan-v2", ...)`` whose values the env checks (Gymnasium reads
+``render_mode`` itself before the env does: a list there is its AttributeError)."""
+
+
+@fuzz(120)
+@given(kwargs=st.dictionaries(st.sampled_from(GYM_ARGUMENTS), junk, min_size=1, max_size=3))
+def test_gymnasium_make_builds_a_playable_env_or_refuses_in_one_line(kwargs: dict[str, Any]) -> None:
+    import gymnasium as gym
+
+    import popejoan_env
+
+    gym.register_envs(popejoan_env)
+    try:
+        env = gym.make("popejoan/PopeJoan-v2", **kwargs)
+    except PopeJoanError as err:
+        assert len(str(err).splitlines()) == 1 and len(str(err)) < 1000
+        return
+    observation, _ = env.reset(seed=0)
+    assert env.observation_space.contains(observation)
+    base = env.unwrapped
+    assert 0 < base.reward_scale <= 1000 and base.pool.max_snapshots >= 1
+    _, reward, _, _, _ = env.step(int(np.flatnonzero(base.action_masks())[0]))
+    assert np.isfinite(reward)
+
+
+@fuzz(60)
+@given(hidden=st.integers(1, 65536), critic=st.integers(1, 65536), frames=st.integers(1, 10**7),
+       players=st.integers(3, 8))
+def test_train_mappo_networks_are_refused_or_fit_a_model_file(hidden: int, critic: int, frames: int,
+                                                             players: int) -> None:
+    mappo = pytest.importorskip("popejoan_env.training.mappo", exc_type=ImportError)
+    from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
+
+    args = mappo.Args(hidden=hidden, critic_hidden=critic, frames_per_batch=max(frames, 2), minibatch_size=2,
+                      players=players, eval_deals=0)
+    try:
+        mappo.check_args(args)
+    except PopeJoanError as err:
+        assert len(str(err).splitlines()) == 1
+        return
+    counted = mappo._mlp_values([mappo.OBS_SIZE, hidden, hidden, 52])
+    assert counted <= MAX_NETWORK_VALUES
+    assert counted == sum(p.numel() for p in mappo.Actor(hidden).parameters()) if hidden <= 256 else True
+
+
 # ===================================================================== Ray addresses that are not Ray
 @contextlib.contextmanager
 def _responder(reply: bytes, close: bool) -> Any:
