@@ -13,6 +13,7 @@ same things with the same words.
 from __future__ import annotations
 
 import json
+import numbers
 import operator
 from typing import Any
 
@@ -22,6 +23,8 @@ MAX_JSON_CHARS = 10_000
 """Longest JSON value accepted for one ``--rules-option`` (a dressing is a few dozen characters)."""
 MAX_JSON_DEPTH = 8
 """Deepest nesting of lists and objects accepted in such a value."""
+MAX_REWARD_SCALE = 1000.0
+"""Largest reward scale (rewards are counters times it) an env or a training command takes."""
 
 
 def as_int(value: object) -> int | None:
@@ -112,3 +115,11 @@ def ascii_count(text: object, what: str, most: int) -> int:
         shown = f"{len(digits):,} digits" if len(digits) > 30 else digits
         raise PopeJoanError(f"{what} must be at most {most:,}, got {shown}")
     return int(digits)
+
+
+def check_reward_scale(value: object) -> float:
+    """A reward scale as a float: a finite number in (0, ``MAX_REWARD_SCALE``] (never a bool); else a PopeJoanError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value <= MAX_REWARD_SCALE:
+        raise PopeJoanError(f"reward_scale must be a number greater than 0 and at most {MAX_REWARD_SCALE:g} (rewards "
+                            f"are counters times it), got {brief(value)}")
+    return float(value)

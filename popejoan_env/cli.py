@@ -12,6 +12,8 @@ import signal
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
+from popejoan_env.checks import MAX_REWARD_SCALE
+
 if TYPE_CHECKING:
     import multiprocessing.pool
 
@@ -113,5 +115,5 @@ COEFFICIENT = Number(0.0, 100.0)
 """A loss weight in [0, 100] (entropy, value)."""
 GRAD_NORM = Number(0.0, 1e6, low_open=True)
 """A gradient-norm clip in (0, 1e6]."""
-SCALE = Number(0.0, 1e3, low_open=True)
+SCALE = Number(0.0, MAX_REWARD_SCALE, low_open=True)
 """A reward scale in (0, 1000]."""

@@ -10,13 +10,14 @@ it has.
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from popejoan_env.checks import brief
+from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import MAX_PLAYERS, Rules
@@ -53,9 +54,20 @@ def parse_mix(mix: str | Mapping[str, float] | Sequence[str]) -> list[tuple[str,
                     "(write e.g. 'stops_first:0.4,random:0.1,self:0.5')"
                 ) from None
     elif isinstance(mix, Mapping):
+        for k, v in mix.items():
+            if not isinstance(k, str):
+                raise OpponentMixError(f"opponents mix {brief(mix)}: {brief(k)} is not a player spec (a string)")
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not -1e300 < v < 1e300:
+                raise OpponentMixError(f"opponents mix {brief(mix)}: weight {brief(v)} of {brief(k)} is not a number")
         items = [(str(k), float(v)) for k, v in mix.items()]
+    elif isinstance(mix, (list, tuple)):
+        for k in mix:
+            if not isinstance(k, str):  # str() of it would be no spec (and of a huge int, a ValueError)
+                raise OpponentMixError(f"opponents mix {brief(mix)}: {brief(k)} is not a player spec (a string)")
+        items = [(k, 1.0) for k in mix]
     else:
-        items = [(str(k), 1.0) for k in mix]
+        raise OpponentMixError(f"opponents must be a mix like 'stops_first:0.4,random:0.1', a mapping of names to "
+                               f"weights or a list of names, got {brief(mix)}")
     if not items:
         raise OpponentMixError(f"opponents mix {brief(mix)} names no player")
     names = [n for n, _ in items]
@@ -79,7 +91,9 @@ class OpponentPool:
 
         self.mix = parse_mix(mix)
         self.rules = rules
-        self.max_snapshots = max(1, int(max_snapshots))
+        if as_int(max_snapshots) is None or max_snapshots < 1:  # type: ignore[operator]
+            raise PopeJoanError(f"max_snapshots must be a positive integer, got {brief(max_snapshots)}")
+        self.max_snapshots = int(max_snapshots)
         self.snapshot_deterministic = snapshot_deterministic
         self.names = [n for n, _ in self.mix]
         self.weights = np.array([w for _, w in self.mix])

@@ -70,8 +70,9 @@ class Rules:
         """Refuse unknown option names with a RulesError (the dataclass would raise a bare TypeError)."""
         known = [f.name for f in dataclasses.fields(cls)]
         unknown = sorted(set(kwargs) - set(known))
-        if unknown:
-            raise RulesError(f"unknown rules option(s) {unknown}; options are {sorted(set(known) - {'name'})}")
+        if unknown:  # each name shown briefly: a mapping from a file may hold a name of any length
+            raise RulesError(f"unknown rules option(s) {brief(unknown, 200)}; options are "
+                             f"{sorted(set(known) - {'name'})}")
         if len(args) > len(known):
             raise RulesError(f"Rules takes at most {len(known)} options, got {len(args)} positional values")
         return super().__new__(cls)
@@ -142,7 +143,7 @@ class Rules:
         known = {f.name for f in dataclasses.fields(self)}
         unknown = sorted(set(changes) - known)
         if unknown:
-            raise RulesError(f"unknown rules option(s) {unknown}; options are {sorted(known - {'name'})}")
+            raise RulesError(f"unknown rules option(s) {brief(unknown, 200)}; options are {sorted(known - {'name'})}")
         if "dressing" in changes and isinstance(changes["dressing"], Mapping):
             changes["dressing"] = Rules(dressing=changes["dressing"]).dressing
         changes.pop("name", None)

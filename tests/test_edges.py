@@ -1584,3 +1584,58 @@ def test_a_model_path_that_is_a_directory_is_named(tmp_path: pathlib.Path) -> No
         load_player(tmp_path / "run.zip")
     with pytest.raises(PopeJoanError, match="is a directory, not a model file"):
         make_player(str(tmp_path / "run.zip"))
+
+
+# ===================================================================== Gymnasium ids and env arguments
+@pytest.mark.parametrize("kwargs, says", [
+    # a table size that is no number nor list (was: TypeError "'bool' object is not iterable")
+    ({"players": True}, "players must be an integer 3..8, a list of them"),
+    ({"players": 4.0}, "players must be an integer 3..8, a list of them"),
+    ({"players": None}, "players must be an integer 3..8, a list of them"),
+    # a reward scale the training commands refuse (was: accepted, NaN or negative rewards)
+    ({"reward_scale": float("nan")}, "reward_scale must be a number greater than 0"),
+    ({"reward_scale": float("inf")}, "reward_scale must be a number greater than 0"),
+    ({"reward_scale": -1}, "reward_scale must be a number greater than 0"),
+    ({"reward_scale": 0}, "reward_scale must be a number greater than 0"),
+    ({"reward_scale": True}, "reward_scale must be a number greater than 0"),
+    ({"reward_scale": "0.1"}, "reward_scale must be a number greater than 0"),
+    # a pool of snapshots of no size (was: -1 read silently as 1)
+    ({"max_snapshots": -1}, "max_snapshots must be a positive integer"),
+    ({"max_snapshots": 2.5}, "max_snapshots must be a positive integer"),
+    # an opponents mix of another type (was: TypeError "'NoneType' object is not iterable", OverflowError)
+    ({"opponents": None}, "opponents must be a mix like"),
+    ({"opponents": 5}, "opponents must be a mix like"),
+    ({"opponents": {"random": None}}, "weight None of 'random' is not a number"),
+    ({"opponents": {"random": 10**400}}, "is not a number"),
+])
+def test_gymnasium_make_refuses_bad_arguments_in_one_line(kwargs: dict[str, Any], says: str) -> None:
+    gym = pytest.importorskip("gymnasium")
+    import popejoan_env
+
+    gym.register_envs(popejoan_env)
+    with pytest.raises(PopeJoanError, match=re.escape(says)) as refused:
+        gym.make("popejoan/PopeJoan-v2", **kwargs)
+    assert len(str(refused.value).splitlines()) == 1
+
+
+@pytest.mark.parametrize("scale", [float("nan"), -1.0, 0.0, 1e4])
+def test_every_env_refuses_a_reward_scale_the_same_way(scale: float) -> None:
+    from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv
+    from popejoan_env.envs.sb3_vec_env import BatchVecEnv
+
+    said = set()
+    for make in (lambda: PopeJoanGymEnv(reward_scale=scale), lambda: BatchVecEnv(2, reward_scale=scale)):
+        with pytest.raises(PopeJoanError) as refused:
+            make()
+        said.add(str(refused.value))
+    assert len(said) == 1, said
+
+
+def test_rllib_table_sizes_are_refused_not_truncated() -> None:
+    pytest.importorskip("ray.rllib")
+    from popejoan_env.envs.rllib_env import MixedTablesEnv
+
+    with pytest.raises(PopeJoanError, match="got 4.9"):  # was: read as 4
+        MixedTablesEnv({"table_sizes": [4.9]})
+    with pytest.raises(PopeJoanError, match="reward_scale must be a number greater than 0"):
+        MixedTablesEnv({"reward_scale": float("nan")})

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import functools
 import gzip
 import hashlib
@@ -528,6 +529,140 @@ def test_state_file_bytes_resume_within_the_plan_or_are_refused(
     path = tmp_path_factory.getbasetemp() / "fuzz_bytes.state.json"
     path.write_bytes(data.draw(mutated_bytes(genuine_state().encode())))
     _resumes_within_the_plan_or_refuses(path)
+
+
+# ===================================================================== the state of a run's rounds
+@dataclasses.dataclass
+class _RunFlags:
+    """The flags of a training run that the rounds' state reads (``rounds.identity`` takes any dataclass)."""
+
+    seed: int = 1
+    imitate_deals: int = 40
+    rollout_deals: int = 24
+    imitate_lr: float = 1e-3
+    actor_arch: str = "8,16,16"
+    rules_option: list[str] = dataclasses.field(default_factory=list)
+    eval_opponents: str = "random,pimc"
+    rounds: int = 3
+    resume: bool = True
+
+
+@functools.lru_cache(maxsize=1)
+def genuine_rounds() -> dict[str, bytes]:
+    """The files of a run's ``rounds/`` directory after round 0 and two rounds, as ``Rounds.finish`` writes them
+    (stand-in network files: the checks read their SHA-256, not their weights)."""
+    import tempfile
+
+    from popejoan_env.training.rounds import Rounds
+
+    flags = _RunFlags()
+    row = {"deals": 2, "model_mean": 1.0, "model_ci95": 2.0, "opponent_mean": -1.0, "opponent_ci95": 2.0,
+           "diff_mean": 2.0, "diff_ci95": 3.0, "significant": False}
+    with tempfile.TemporaryDirectory() as run:
+        state = Rounds.start(run, flags)
+        for k in range(3):
+            deals = flags.imitate_deals if k == 0 else flags.rollout_deals
+            record = {"deals": deals, "decisions": 9 * deals, "epochs": [{"epoch": 1, "held_out_value_loss": None}],
+                      "seconds": 2.5}
+            evals = [{"timesteps": 0, "train_seconds": 2.5 * k + e, "stage": "imitation" if k == 0 else f"round {k}",
+                      "epoch": e, "results": {"random": dict(row), "pimc": dict(row)}} for e in (0, 1)]
+            state.finish(k, lambda path, k=k: pathlib.Path(path).write_bytes(b"round %d" % k), record, evals)
+        return {name: (pathlib.Path(state.directory) / name).read_bytes() for name in os.listdir(state.directory)}
+
+
+def _rounds_resume_or_refuse(run: pathlib.Path, state: bytes) -> None:
+    """``Rounds.resume`` on a run whose state file holds ``state``: a ResumeError of one line, or rounds whose
+    records and learning-curve points the recipe, run.json and the learning curve can use."""
+    from popejoan_env.training.rounds import ResumeError, Rounds
+
+    directory = run / "rounds"
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, content in genuine_rounds().items():
+        (directory / name).write_bytes(content)
+    (directory / "state.json").write_bytes(state)
+    try:
+        back = Rounds.resume(str(run), _RunFlags())
+    except ResumeError as err:
+        assert len(str(err).splitlines()) == 1 and len(str(err)) < 600, str(err)
+        return
+    seconds = sum(entry["record"]["seconds"] for entry in back.done)
+    assert 0 <= round(seconds + 0.5, 1) < float("inf")
+    assert all(entry["record"]["decisions"] >= 0 for entry in back.done)
+    json.dumps({"done": back.done}, allow_nan=False)  # the next state file and run.json can be written
+    for entry in back.done:
+        for row in entry["evals"]:
+            assert row["train_seconds"] / 60 >= 0 and row["stage"] and sorted(row["results"]) == ["pimc", "random"]
+            assert all(np.isfinite([r["diff_mean"], r["diff_ci95"]]).all() for r in row["results"].values())
+
+
+@fuzz(150)
+@given(data=st.data())
+def test_mutated_rounds_state_resumes_usable_rounds_or_is_refused(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject,
+) -> None:
+    changed = data.draw(mutated(json.loads(genuine_rounds()["state.json"])))
+    try:
+        text = json.dumps(changed)
+    except (ValueError, RecursionError):  # a value too deep to write: what such a file would hold
+        text = data.draw(st.sampled_from(["[" * 5000, '{"a":[' * 5000, "1" * 5000]))
+    _rounds_resume_or_refuse(tmp_path_factory.getbasetemp() / "fuzz_rounds", text.encode())
+
+
+@fuzz(100)
+@given(data=st.data())
+def test_rounds_state_bytes_resume_usable_rounds_or_are_refused(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject,
+) -> None:
+    state = data.draw(mutated_bytes(genuine_rounds()["state.json"]))
+    _rounds_resume_or_refuse(tmp_path_factory.getbasetemp() / "fuzz_rounds_bytes", state)
+
+
+# ===================================================================== gymnasium.make and the environments' arguments
+GYM_ARGUMENTS = ("players", "rules", "opponents", "max_snapshots", "deals", "reward_scale", "balance_range",
+                 "illegal_action", "illegal_reward", "lone_leads")
+"""The arguments of ``gymnasium.make("popejoan/PopeJoan-v2", ...)`` whose values the env checks (Gymnasium reads
+``render_mode`` itself before the env does: a list there is its AttributeError)."""
+
+
+@fuzz(120)
+@given(kwargs=st.dictionaries(st.sampled_from(GYM_ARGUMENTS), junk, min_size=1, max_size=3))
+def test_gymnasium_make_builds_a_playable_env_or_refuses_in_one_line(kwargs: dict[str, Any]) -> None:
+    import gymnasium as gym
+
+    import popejoan_env
+
+    gym.register_envs(popejoan_env)
+    try:
+        env = gym.make("popejoan/PopeJoan-v2", **kwargs)
+    except PopeJoanError as err:
+        assert len(str(err).splitlines()) == 1 and len(str(err)) < 1000
+        return
+    observation, _ = env.reset(seed=0)
+    assert env.observation_space.contains(observation)
+    base = env.unwrapped
+    assert 0 < base.reward_scale <= 1000 and base.pool.max_snapshots >= 1
+    _, reward, _, _, _ = env.step(int(np.flatnonzero(base.action_masks())[0]))
+    assert np.isfinite(reward)
+
+
+@fuzz(60)
+@given(hidden=st.integers(1, 65536), critic=st.integers(1, 65536), frames=st.integers(1, 10**7),
+       players=st.integers(3, 8))
+def test_train_mappo_networks_are_refused_or_fit_a_model_file(hidden: int, critic: int, frames: int,
+                                                             players: int) -> None:
+    mappo = pytest.importorskip("popejoan_env.training.mappo", exc_type=ImportError)
+    from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
+
+    args = mappo.Args(hidden=hidden, critic_hidden=critic, frames_per_batch=max(frames, 2), minibatch_size=2,
+                      players=players, eval_deals=0)
+    try:
+        mappo.check_args(args)
+    except PopeJoanError as err:
+        assert len(str(err).splitlines()) == 1
+        return
+    counted = mappo._mlp_values([mappo.OBS_SIZE, hidden, hidden, 52])
+    assert counted <= MAX_NETWORK_VALUES
+    assert counted == sum(p.numel() for p in mappo.Actor(hidden).parameters()) if hidden <= 256 else True
 
 
 # ===================================================================== Ray addresses that are not Ray

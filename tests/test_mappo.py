@@ -121,3 +121,35 @@ def test_without_torchrl_the_command_names_the_extra_in_one_line() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
     assert "needs the 'train,marl' extra" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("flags, says", [
+    # counted before any tensor is built (was: 65536 allocated a 17 GB actor, or ran for minutes)
+    (["--hidden", "65536"], "--hidden 65,536 makes a network of"),
+    (["--critic-hidden", "65536"], "--critic-hidden 65,536 makes a network of"),
+    # one decision a batch has no spread to normalise its advantage by (was: an actor of NaN no loader reads)
+    (["--frames-per-batch", "1", "--minibatch-size", "1"], "an integer 2..10,000,000 is needed"),
+    # a path that names no file (was: 7 minutes of training, then a hidden .zip in the current directory)
+    (["--model-path", ""], "--model-path must name a file"),
+    (["--model-path", "models/"], "--model-path must name a file"),
+    # an evaluation of nobody (was: accepted, and no evaluation made)
+    (["--eval-opponents", "", "--eval-deals", "2"], "--eval-opponents names no player"),
+    (["--eval-opponents", " , ", "--eval-deals", "2"], "--eval-opponents names no player"),
+])
+def test_flags_that_cannot_train_are_refused_in_one_line_before_any_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], flags: list[str],
+        says: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        mappo.run(flags, prog="popejoan train-mappo")
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and len(err.splitlines()) == 1 and says in err, err
+    assert os.listdir(tmp_path) == [], "nothing is written"
+
+
+def test_the_file_checked_is_the_file_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "actor.zip").mkdir()  # --model-path actor is saved as actor.zip: a directory there is refused first
+    with pytest.raises(SystemExit) as exited:
+        mappo.run(["--model-path", str(tmp_path / "actor"), "--eval-deals", "0"], prog="popejoan train-mappo")
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "actor.zip: it is a directory" in err, err

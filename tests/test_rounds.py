@@ -68,8 +68,23 @@ def _state(tmp_path: Path, args: Any, rounds: int = 2) -> Rounds:
     """A run directory with ``rounds + 1`` finished rounds of stand-in files (the checks read files, not weights)."""
     state = Rounds.start(str(tmp_path), args)
     for k in range(rounds + 1):
-        state.finish(k, lambda path, k=k: Path(path).write_bytes(f"round {k}".encode()), {"seconds": 1.0}, [])
+        state.finish(k, lambda path, k=k: Path(path).write_bytes(f"round {k}".encode()), record(args, k),
+                     [point(args, k)])
     return state
+
+
+def record(args: Any, k: int) -> dict[str, Any]:
+    """Round ``k``'s record as ``ppo.recipe`` writes it (the fields a resumed run reads)."""
+    deals = args.imitate_deals if k == 0 else args.rollout_deals
+    return {"deals": deals, "decisions": 9 * deals, "epochs": [{"epoch": 1, "held_out_agreement": 0.5}], "seconds": 1.0}
+
+
+def point(args: Any, k: int) -> dict[str, Any]:
+    """A learning-curve point of round ``k`` as ``ppo.recipe`` writes it."""
+    row = {"deals": 2, "model_mean": 1.0, "model_ci95": 2.0, "opponent_mean": -1.0, "opponent_ci95": 2.0,
+           "diff_mean": 2.0, "diff_ci95": 3.0, "significant": False}
+    return {"timesteps": 0, "train_seconds": 1.5 * k, "stage": "imitation" if k == 0 else f"round {k}", "epoch": 1,
+            "results": {name: dict(row) for name in args.eval_opponents.split(",")}}
 
 
 @pytest.fixture
@@ -168,3 +183,93 @@ def test_the_learning_curve_names_each_stage_where_it_starts(monkeypatch: Any, t
     [ax] = figures[0].axes
     assert [t.get_text() for t in ax.texts] == ["imitation", "round 1", "round 2"]
     assert [round(line.get_xdata()[0]) for line in ax.lines if line.get_linestyle() == ":"] == [0, 2, 4]
+
+
+def _raw(directory: Path, change: Any) -> None:
+    (directory / "state.json").write_text(change((directory / "state.json").read_text()))
+
+
+@pytest.mark.parametrize("spoil, says", [
+    # what the recipe reads of a finished round (was: a KeyError, TypeError or OverflowError after the training)
+    (lambda d: _edit(d, lambda s: s["done"][0]["record"].pop("seconds")), r"\(seconds None, not from 0 to"),
+    (lambda d: _edit(d, lambda s: s["done"][0]["record"].update(seconds="1")), r"\(seconds '1', not from 0 to"),
+    (lambda d: _edit(d, lambda s: s["done"][1]["record"].update(seconds=1e308)), r"\(seconds 1e\+308, not from 0"),
+    (lambda d: _edit(d, lambda s: s["done"][1]["record"].update(seconds=-1)), r"\(seconds -1, not from 0"),
+    (lambda d: _edit(d, lambda s: s["done"][0]["record"].update(seconds=10**400)), "an integer of about 400 digits"),
+    (lambda d: _edit(d, lambda s: s["done"][0]["record"].pop("decisions")), r"\(decisions None\)"),
+    (lambda d: _edit(d, lambda s: s["done"][2]["record"].update(deals=7)), "deals 7, where this run plays 25000"),
+    # numbers JSON does not have (was: a run.json that no JSON reader reads, or an OverflowError at the end)
+    (lambda d: _raw(d, lambda t: t.replace('"seconds": 1.0', '"seconds": NaN', 1)), "NaN is not a number of a state"),
+    (lambda d: _raw(d, lambda t: t.replace('"seconds": 1.0', '"seconds": -Infinity', 1)), "-Infinity is not a num"),
+    (lambda d: _raw(d, lambda t: t.replace('"seconds": 1.0', '"seconds": 1' + "0" * 400, 1)), "not a finite number"),
+    (lambda d: _raw(d, lambda t: t.replace('"format"', '"format": "x", "format"', 1)), "a key is given twice"),
+    # nesting a later json.dumps of the state or of run.json could not write
+    (lambda d: _edit(d, lambda s: s["done"][0]["record"].update(x=json.loads("[" * 800 + "]" * 800))),
+     "nested more than 6 levels deep"),
+    # the entry's own fields, of the right type and value only (was: True for round 1, 0.0 for round 0)
+    (lambda d: _edit(d, lambda s: s["done"][1].update(round=True)), r"\(round True\)"),
+    (lambda d: _edit(d, lambda s: s["done"][0].update(round=0.0)), r"\(round 0.0\)"),
+    (lambda d: _edit(d, lambda s: s["done"][0].update(sha256="../" * 30)), r"\(sha256 '\.\./"),
+    (lambda d: _edit(d, lambda s: s["done"][0].update(model="../other/round_0.zip")), "model '../other/round_0.zip'"),
+    (lambda d: _edit(d, lambda s: s["done"][0].update(extra=1)), "an object of round, model, sha256, record, evals"),
+    # learning-curve points the final figure would trip on
+    (lambda d: _edit(d, lambda s: s["done"][0].update(evals=[1, "x"])), "a learning-curve point 1, not one of"),
+    (lambda d: _edit(d, lambda s: s["done"][1]["evals"][0].update(stage="imitation")), "not one of round 1"),
+    (lambda d: _edit(d, lambda s: s["done"][1]["evals"][0]["results"].pop("pimc")), "not one of round 1 against"),
+    (lambda d: _edit(d, lambda s: s["done"][0]["evals"][0]["results"]["pimc"].update(diff_mean="x")),
+     "not one of imitation"),
+    # the identity: a key that is no flag is named in one line, a value shown briefly; true is not 1
+    (lambda d: _edit(d, lambda s: s["identity"].update({"a\nb": 1})), r"names 'a\\nb', which is no flag"),
+    (lambda d: _edit(d, lambda s: s["identity"].update(seed="x" * 10**5)), r"--seed is 'xxx+\.\.\. in this run"),
+    (lambda d: _edit(d, lambda s: s["identity"].update(seed=True)), "--seed is True in this run"),
+    # a state file that is not a regular file is named as that, not as missing
+    (lambda d: ((d / "state.json").unlink(), (d / "state.json").mkdir()), "state.json is not a regular file"),
+    (lambda d: ((d / "state.json").unlink(), (d / "state.json").symlink_to("/dev/zero")), "is not a regular file"),
+])
+def test_a_forged_state_is_refused_in_one_line(tmp_path: Path, args: ppo.Args, spoil: Any, says: str) -> None:
+    _state(tmp_path, args)
+    spoil(tmp_path / "rounds")
+    with pytest.raises(ResumeError, match=says) as refused:
+        Rounds.resume(str(tmp_path), args)
+    assert len(str(refused.value).splitlines()) == 1 and len(str(refused.value)) < 400
+
+
+def test_the_same_numbers_given_as_int_or_float_are_one_flag(tmp_path: Path, args: ppo.Args) -> None:
+    _state(tmp_path, args)
+    _edit(tmp_path / "rounds", lambda s: s["identity"].update(imitate_lr=1, seed=1.0))
+    import dataclasses
+
+    Rounds.resume(str(tmp_path), dataclasses.replace(args, imitate_lr=1.0))
+
+
+def test_a_round_file_of_another_network_is_refused(tmp_path: Path, args: ppo.Args) -> None:
+    from test_edges import tiny_metadata, tiny_state, weights_bytes, write_model
+
+    state = _state(tmp_path, args, rounds=1)
+    path = write_model(Path(state.model(1)), weights_bytes(tiny_state((8,))), tiny_metadata((8,)))
+    _edit(tmp_path / "rounds", lambda s: s["done"][1].update(sha256=sha256(str(path))))  # its SHA-256 forged too
+    with pytest.raises(ResumeError, match=r"round_1.zip is not a network of this run's flags: its net_arch is \[8\]"):
+        Rounds.resume(str(tmp_path), args, tiny_metadata((16,)))
+    theirs = dict(tiny_metadata((8,)), run_name="another", package_version="0.0.1")
+    Rounds.resume(str(tmp_path), args, theirs)  # its name and the package's version may differ
+
+
+@pytest.mark.parametrize("place, says", [
+    (lambda run: (run / "rounds").write_text("a file"), "rounds: it is not a directory"),
+    (lambda run: (run / "rounds" / "state.json").mkdir(parents=True), "state.json: it is a directory"),
+    (lambda run: (run / "rounds" / "round_0.zip").mkdir(parents=True), "round_0.zip: it is a directory"),
+    (lambda run: (run / "checkpoints" / "a.zip").mkdir(parents=True), "a.zip: it is a directory"),
+    (lambda run: (run / "checkpoints").write_text("a file"), "checkpoints: it is not a directory"),
+])
+def test_a_run_whose_files_cannot_be_kept_is_refused_before_anything_is_removed(
+        tmp_path: Path, capsys: Any, place: Any, says: str) -> None:
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "model.zip").write_bytes(b"the last run's model")
+    place(run)
+    with pytest.raises(SystemExit) as exited:
+        ppo.run(["--output-dir", str(tmp_path), "--run-name", "r", "--no-progress", "--imitate-deals", "8",
+                 "--imitate-player", "random", "--imitate-loss", "choice", "--rounds", "0"], prog="train")
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and len(err.splitlines()) == 1 and says in err, err
+    assert (run / "model.zip").read_bytes() == b"the last run's model", "nothing is removed before the check"

@@ -89,7 +89,7 @@ import numpy as np
 from gymnasium import spaces
 
 from popejoan_env.cards import NUM_CARD_IDS
-from popejoan_env.checks import as_int, as_seed, brief, split_list
+from popejoan_env.checks import as_int, as_seed, brief, check_reward_scale, split_list
 from popejoan_env.engine import Deal
 from popejoan_env.envs.pettingzoo_aec import ILLEGAL_REWARD
 from popejoan_env.errors import IllegalActionError, PopeJoanError
@@ -150,8 +150,11 @@ def table_sizes(players: int | Sequence[int] | str) -> tuple[int, ...]:
             raise PopeJoanError(f"players must be a number or a list like '3,4,5', got {brief(players)}") from None
     elif as_int(players) is not None:
         sizes = (as_int(players),)  # type: ignore[assignment]
+    elif isinstance(players, (list, tuple)):
+        sizes = tuple(players)
     else:
-        sizes = tuple(players)  # type: ignore[arg-type]
+        raise PopeJoanError(f"players must be an integer 3..8, a list of them or a string like '3,4,5', got "
+                            f"{brief(players)}")
     if not sizes:
         raise PopeJoanError("players must name at least one table size (3..8)")
     for n in sizes:
@@ -186,7 +189,7 @@ class PopeJoanGymEnv(gym.Env):
         self.deals, self.balance_range = episode_options(deals, balance_range)
         self.illegal_action, self.illegal_reward = illegal_options(illegal_action, illegal_reward)
         self.lone_leads = bool(lone_leads)
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = check_reward_scale(reward_scale)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise PopeJoanError(f"render_mode must be None or 'ansi', got {brief(render_mode)}")
         self.render_mode = render_mode

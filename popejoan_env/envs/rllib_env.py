@@ -26,7 +26,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
 from popejoan_env.envs.pettingzoo_aec import env as aec_env
-from popejoan_env.checks import brief
+from popejoan_env.checks import brief, check_reward_scale
 from popejoan_env.envs.gymnasium_env import table_sizes
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.rules import MAX_PLAYERS, Rules, RulesLike, check_players, resolve_rules
@@ -43,14 +43,10 @@ class MixedTablesEnv(MultiAgentEnv):
         # Each env runner and sub-env gets its own stream (RLlib passes their indices in its EnvContext).
         index = [int(getattr(config, name, 0) or 0) for name in ("worker_index", "vector_index")]
         config = dict(config or {})
-        sizes = [int(n) for n in config.get("table_sizes", [4])]
-        if not sizes:
-            raise PopeJoanError("table_sizes must name at least one table size (3..8)")
-        for n in sizes:
-            check_players(n)
+        sizes = list(table_sizes(config.get("table_sizes", [4])))  # 4.9 is refused, never read as 4
         self.rules: Rules = resolve_rules(config.get("rules", "modern"))
         self.table_sizes = sizes
-        self.reward_scale = float(config.get("reward_scale", 1.0))
+        self.reward_scale = check_reward_scale(config.get("reward_scale", 1.0))
         self.tables = {n: PettingZooEnv(aec_env(players=n, rules=self.rules, auto_forced=True)) for n in set(sizes)}
         first = self.tables[sizes[0]]
         space = first.observation_spaces["player_0"]
@@ -148,7 +144,7 @@ def configure(
     model_config = {"net_arch": arch, "activation": activation}
     config = (
         config.environment(MixedTablesEnv, env_config={
-            "table_sizes": sizes, "rules": rules_dict, "reward_scale": float(reward_scale), "seed": seed,
+            "table_sizes": sizes, "rules": rules_dict, "reward_scale": check_reward_scale(reward_scale), "seed": seed,
         })
         .framework("torch")
         .multi_agent(policies=set(modules), policy_mapping_fn=SeatModules(snapshots, float(snapshot_prob)),

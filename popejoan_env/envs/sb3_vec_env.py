@@ -73,7 +73,7 @@ from threadpoolctl import threadpool_limits
 from popejoan_env.batch import BatchDeals, Finished
 from popejoan_env.batch_observation import HIDDEN_SIZE, encode_batch, hidden_batch
 from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS
-from popejoan_env.checks import as_int, brief
+from popejoan_env.checks import as_int, brief, check_reward_scale
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.envs.gymnasium_env import episode_options, table_sizes
 from popejoan_env.observation import OBS_SIZE, encode
@@ -156,7 +156,7 @@ class BatchVecEnv(VecEnv):
         self.table_sizes = table_sizes(players)
         self.deals = deals
         self.lone_leads = bool(lone_leads)
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = check_reward_scale(reward_scale)
         self.balance_range = balance_range
         self.terminal_observation = bool(terminal_observation)
         self.oracle = bool(oracle)

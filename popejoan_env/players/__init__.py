@@ -38,6 +38,7 @@ import os
 import re
 import sys
 
+from popejoan_env.checks import brief
 from popejoan_env.nets.model_file import ModelFileError
 from popejoan_env.nets.shipped import SHIPPED, SHIPPED_MODEL, shipped_model
 from popejoan_env.players.base import Player, ScriptedPlayer, UnknownPlayerError
@@ -98,7 +99,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
         if not eq or not key.strip():
             hint = ("; a model path with a comma cannot be a spec's parameter (the comma ends it): rename it (or "
                     "link it) without the comma") if item.endswith(".zip") or "/" in item else ""
-            raise UnknownPlayerError(f"player spec {spec!r}: parameter {item!r} is not key=value{hint}")
+            raise UnknownPlayerError(f"player spec {brief(spec, 200)}: parameter {brief(item, 200)} is not "
+                                     f"key=value{hint}")
         params[key.strip()] = _number(value.strip())
     return name, params
 
@@ -153,7 +155,7 @@ def _best_response(spec: str, seed: int | None) -> Player:
 def _shipped(spec: str, params: dict[str, int | float | str], seed: int | None) -> Player:
     """The shipped network as a player (package data), refused with a reason when absent."""
     if params:
-        raise UnknownPlayerError(f"player {SHIPPED!r} takes no parameters, got {spec!r}")
+        raise UnknownPlayerError(f"player {SHIPPED!r} takes no parameters, got {brief(spec, 200)}")
     from popejoan_env.players.learned import load_player
 
     try:
@@ -203,7 +205,7 @@ def _from_factory(spec: str, module: str, factory: str, seed: int | None) -> Pla
     try:
         own = _import_own(module)
     except Exception as err:  # noqa: BLE001 - the researcher's module: whatever it raises is named in one line
-        raise UnknownPlayerError(f"player spec {spec!r}: cannot import module {module!r} "
+        raise UnknownPlayerError(f"player spec {brief(spec, 200)}: cannot import module {module!r} "
                                  f"({type(err).__name__}: {err})") from None
     make = getattr(own, factory, None)
     if make is None:
@@ -211,11 +213,12 @@ def _from_factory(spec: str, module: str, factory: str, seed: int | None) -> Pla
         here = os.getcwd()
         if _in_current_directory(module) and where and os.path.commonpath([os.path.abspath(where), here]) != here:
             # python -m would have found the current directory's first; the console command finds the other first.
-            raise UnknownPlayerError(f"player spec {spec!r}: module {module!r} is {where}, which has no {factory!r}, "
+            raise UnknownPlayerError(f"player spec {brief(spec, 200)}: module {module!r} is {where}, which has no "
+                                     f"{factory!r}, "
                                      "not the one in the current directory: rename yours")
-        raise UnknownPlayerError(f"player spec {spec!r}: module {module!r} has no {factory!r}")
+        raise UnknownPlayerError(f"player spec {brief(spec, 200)}: module {module!r} has no {factory!r}")
     if not callable(make):
-        raise UnknownPlayerError(f"player spec {spec!r}: {module}.{factory} is not callable")
+        raise UnknownPlayerError(f"player spec {brief(spec, 200)}: {module}.{factory} is not callable")
     try:
         takes_seed = "seed" in inspect.signature(make).parameters
     except (TypeError, ValueError):
@@ -223,10 +226,11 @@ def _from_factory(spec: str, module: str, factory: str, seed: int | None) -> Pla
     try:
         player = make(seed=seed) if takes_seed else make()
     except Exception as err:  # noqa: BLE001 - the researcher's factory: whatever it raises is named in one line
-        raise UnknownPlayerError(f"player spec {spec!r}: {module}.{factory}() raised {type(err).__name__}: "
+        raise UnknownPlayerError(f"player spec {brief(spec, 200)}: {module}.{factory}() raised {type(err).__name__}: "
                                  f"{err}") from None
     if not isinstance(player, Player):
-        raise UnknownPlayerError(f"player spec {spec!r}: {module}.{factory}() returned {type(player).__name__}, "
+        raise UnknownPlayerError(f"player spec {brief(spec, 200)}: {module}.{factory}() returned "
+                                 f"{type(player).__name__}, "
                                  "not a player (it needs a name, reset(seed) and act(view))")
     return player
 
@@ -234,14 +238,15 @@ def _from_factory(spec: str, module: str, factory: str, seed: int | None) -> Pla
 def make_player(spec: str, seed: int | None = None) -> Player:
     """A player from a spec: a scripted name with optional parameters, or a saved model's path."""
     if not isinstance(spec, str) or not spec.strip():
-        raise UnknownPlayerError(f"a player spec must be a non-empty string, got {spec!r}")
+        raise UnknownPlayerError(f"a player spec must be a non-empty string, got {brief(spec, 200)}")
     if is_model_path(spec):
         if not os.path.exists(spec):
-            raise UnknownPlayerError(f"no saved model at {spec!r} (a player spec ending in .zip is a model file)")
+            raise UnknownPlayerError(f"no saved model at {brief(spec, 200)} (a player spec ending in .zip is a model "
+                                     "file)")
         try:
             from popejoan_env.players.learned import load_player
         except ImportError as err:
-            raise UnknownPlayerError(f"cannot load the model {spec!r}: the learned-player module is missing ({err})") from None
+            raise UnknownPlayerError(f"cannot load the model {brief(spec, 200)}: the learned-player module is missing ({err})") from None
         return load_player(spec, seed)
     if _name_of(spec) == EXPLOIT:
         return _best_response(spec, seed)
@@ -262,12 +267,12 @@ def make_player(spec: str, seed: int | None = None) -> Player:
         cls = getattr(openspiel_players, OPENSPIEL[name])
     if cls is None:
         raise UnknownPlayerError(
-            f"unknown player {name!r}; scripted players are {list(SCRIPTED)}, the networks {SHIPPED!r} and "
+            f"unknown player {brief(name, 200)}; scripted players are {list(SCRIPTED)}, the networks {SHIPPED!r} and "
             f"{GUIDED!r}, a path to a saved model (.zip), or module:factory for your own"
         )
     accepted = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "seed")]
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         takes = f"takes {accepted}" if accepted else "takes no parameters"
-        raise UnknownPlayerError(f"player {name!r} has no parameter(s) {unknown}; it {takes}")
+        raise UnknownPlayerError(f"player {brief(name, 200)} has no parameter(s) {unknown}; it {takes}")
     return cls(seed=seed, **params)  # type: ignore[call-arg]

@@ -50,10 +50,11 @@ from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, PROBABILITY,
 from popejoan_env.envs.pettingzoo_aec import env as pope_joan_env
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable
-from popejoan_env.nets.model_file import model_metadata, save_state_dict
+from popejoan_env.nets.model_file import MAX_NETWORK_VALUES, model_metadata, save_state_dict
 from popejoan_env.nets.policy import load_policy
 from popejoan_env.observation import OBS_SIZE, STATE_SIZE
 from popejoan_env.players import make_player
+from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import Rules
 from popejoan_env.training.common import (arg, command, evaluate, format_eval, parse_flags, run_script,
                                           set_torch_threads, write_run_json)
@@ -74,7 +75,8 @@ class Args:
                               kind=Integer(0, 10**6))
     total_frames: int = arg(80_000, "decisions to train for (env steps: one seat's lead each)",
                             kind=Integer(1, 10**10))
-    frames_per_batch: int = arg(4_000, "decisions collected between updates", kind=Integer(1, 10**7))
+    frames_per_batch: int = arg(4_000, "decisions collected between updates (at least 2: their advantages are "
+                                       "normalised by their spread)", kind=Integer(2, 10**7))
     num_epochs: int = arg(4, "passes over each batch", kind=Integer(1, 1000))
     minibatch_size: int = arg(500, "decisions per gradient step", kind=Integer(1, 10**7))
     learning_rate: float = arg(3e-4, "Adam learning rate (actor and critic)", kind=RATE)
@@ -93,9 +95,19 @@ class Args:
     eval_opponents: str = arg("stops_first,random", "scripted players to evaluate against (comma list)")
 
 
+def model_path(args: Args) -> str:
+    """The file the actor is saved to: ``--model-path``, ``.zip`` added as ``save_model`` adds it."""
+    return args.model_path if args.model_path.endswith(".zip") else args.model_path + ".zip"
+
+
 def check_args(args: Args) -> None:
     """Refuse the flags that cannot work (a PopeJoanError), before anything is written."""
     Rules.preset(args.preset)
+    if not os.path.basename(model_path(args))[:-len(".zip")].strip():
+        raise PopeJoanError(f"--model-path must name a file (e.g. models/mappo/model.zip), got {args.model_path!r}")
+    if args.eval_deals and not split_specs(args.eval_opponents, "--eval-opponents"):
+        raise PopeJoanError(f"--eval-deals {args.eval_deals} asks for an evaluation and --eval-opponents names no "
+                            "player: name one, or give --eval-deals 0")
     if args.minibatch_size > args.frames_per_batch:
         raise PopeJoanError(f"--minibatch-size ({args.minibatch_size:,}) must not exceed --frames-per-batch "
                             f"({args.frames_per_batch:,})")
@@ -103,6 +115,17 @@ def check_args(args: Args) -> None:
         raise PopeJoanError("--eval-deals must be 0 or at least 2 (a confidence interval needs 2), got 1")
     for name in split_list(args.eval_opponents):
         make_player(name)  # an unknown opponent is refused before training
+    for flag, width, values in (("--hidden", args.hidden, _mlp_values([OBS_SIZE, args.hidden, args.hidden, 52])),
+                                ("--critic-hidden", args.critic_hidden,
+                                 _mlp_values([STATE_SIZE, args.critic_hidden, args.critic_hidden, args.players]))):
+        if values > MAX_NETWORK_VALUES:  # counted before any tensor is allocated (65536 would ask for 17 GB)
+            raise PopeJoanError(f"{flag} {width:,} makes a network of {values:,} values; a model file holds at most "
+                                f"{MAX_NETWORK_VALUES:,} (MAX_NETWORK_VALUES): choose narrower layers")
+
+
+def _mlp_values(widths: list[int]) -> int:
+    """The weights and biases of an MLP of these layer widths, counted from its shapes."""
+    return sum(a * b + b for a, b in zip(widths, widths[1:]))
 
 
 class Actor(nn.Module):
@@ -182,7 +205,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, save, evaluate; returns what run.json records."""
     args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
     check_args(args)
-    check_writable([args.model_path, os.path.join(os.path.dirname(os.path.abspath(args.model_path)), "run.json")])
+    path = model_path(args)  # the file written: checked, not the name given without its .zip
+    check_writable([path, os.path.join(os.path.dirname(os.path.abspath(path)), "run.json")])
     rules = Rules.preset(args.preset).replace(start_counters=args.start_counters)
 
     # ---------------------------------------------------------------- seeding
@@ -236,7 +260,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     meta = model_metadata(args.preset, [args.players], [args.hidden] * 2, activation="tanh", algorithm="torchrl_mappo",
                           timesteps=frames, seed=args.seed, start_counters_trained=args.start_counters)
-    path = save_state_dict(actor_net.state_dict(), args.model_path, meta)
+    path = save_state_dict(actor_net.state_dict(), path, meta)
     print(f"\n{frames:,} decisions ({deals:,} deals) in {train_time:.0f} s ({frames / train_time:,.0f} decisions/s; "
           f"collecting {collect_time:.0f} s); model: {path}")
     evaluation = {}

@@ -89,7 +89,8 @@ from popejoan_env.training.common import (arg, check_run_name, command, evaluate
                                           write_learning_curve, write_run_json)
 from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
 from popejoan_env.training.rollout_games import rollout_games
-from popejoan_env.training.rounds import Rounds
+from popejoan_env.files import OutputPathError
+from popejoan_env.training.rounds import ResumeError, Rounds, check_place
 from popejoan_env.training.rounds import seeds as round_seeds
 from popejoan_env.training.workers import check_backend
 
@@ -392,10 +393,19 @@ def policy_spec(args: Args, setup: Setup) -> tuple[Any, dict[str, Any]]:
 
 
 def clear_run(run_dir: str) -> None:
-    """Remove what an earlier run of the same name wrote (model, run.json, checkpoints, logs), nothing else."""
-    for pattern in ("model.zip", "run.json", "checkpoints/*.zip", "tb/events.out.tfevents.*"):
-        for path in glob.glob(os.path.join(run_dir, pattern)):
-            os.remove(path)
+    """Remove what an earlier run of the same name wrote (model, run.json, checkpoints, logs), nothing else; a
+    directory in the place of one of them is refused before anything is removed."""
+    paths = [path for pattern in ("model.zip", "run.json", "checkpoints/*.zip", "tb/events.out.tfevents.*")
+             for path in glob.glob(os.path.join(run_dir, pattern))]
+    for path in paths:
+        if os.path.isdir(path) and not os.path.islink(path):
+            raise OutputPathError(f"cannot replace {path}: it is a directory")
+    for name in ("checkpoints", "tb"):
+        path = os.path.join(run_dir, name)
+        if os.path.lexists(path) and not os.path.isdir(path):
+            raise OutputPathError(f"cannot write in {path}: it is not a directory")
+    for path in paths:
+        os.remove(path)
 
 
 def metadata(args: Args, setup: Setup, steps: int) -> dict[str, Any]:
@@ -520,8 +530,13 @@ def recipe(model: MaskablePPO, args: Args, setup: Setup, callback: Callback, run
     ``--resume``); the learning curve's points during it; what ``run.json`` records of it."""
     state = resumed if resumed is not None else Rounds.start(run_dir, args)
     if state.done:
-        _, weights = read_model(state.model(len(state.done) - 1))
-        model.policy.load_state_dict(weights)  # the last finished round's network, as it was saved
+        last = state.model(len(state.done) - 1)
+        _, weights = read_model(last)
+        try:
+            model.policy.load_state_dict(weights)  # the last finished round's network, as it was saved
+        except (RuntimeError, TypeError, ValueError) as err:  # its SHA-256 is the state's, its shapes not this run's
+            raise ResumeError(f"--resume: {last} is not a network of this run's flags "
+                              f"({' '.join(str(err).split())[:160]})") from None
         for entry in state.done:
             callback.evals += entry["evals"]
         print(f"resuming {args.run_name} after round {len(state.done) - 1} ({state.path})", flush=True)
@@ -673,7 +688,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
     """The run of ``main``, once its flags are checked."""
     run_dir = make_run_dir(args.output_dir, args.run_name)
-    resumed = Rounds.resume(run_dir, args) if args.resume else None  # checked before anything is removed
+    check_place(run_dir)  # the rounds' files can be written (checked before anything is removed or played)
+    # checked before anything is removed, its last network against the one these flags build
+    resumed = Rounds.resume(run_dir, args, metadata(args, setup, 0)) if args.resume else None
     ckpt_dir = os.path.join(run_dir, "checkpoints")
     clear_run(run_dir)
     os.makedirs(ckpt_dir, exist_ok=True)
