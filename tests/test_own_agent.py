@@ -78,3 +78,20 @@ def test_a_module_found_nowhere_is_refused_and_the_path_left_alone(tmp_path: pat
     with pytest.raises(UnknownPlayerError, match="cannot import module 'no_agent_here'"):
         make_player("no_agent_here:make_agent")
     assert sys.path == before
+
+
+@pytest.mark.parametrize(("spec", "says"), [
+    ("builtins:exit", r"builtins\.exit\(\) raised SystemExit"),
+    ("exits_on_import:make_agent", r"cannot import module 'exits_on_import' \(SystemExit"),
+])
+def test_a_factory_or_module_that_calls_exit_is_refused_not_a_silent_success(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, spec: str, says: str) -> None:
+    """Before: ``popejoan evaluate builtins:exit`` ended with status 0, no report and no word."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "exits_on_import.py").write_text("import sys\nsys.exit(0)\n")
+    with pytest.raises(UnknownPlayerError, match=says):
+        make_player(spec)
+    done = subprocess.run([sys.executable, "-m", "popejoan_env", "evaluate", spec, "--quick", "--out", "r"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, (done.returncode, done.stderr)
+    assert not list(tmp_path.glob("r*"))

@@ -204,7 +204,8 @@ def _from_factory(spec: str, module: str, factory: str, seed: int | None) -> Pla
     """The player ``module:factory`` builds; an UnknownPlayerError when the import, the call or the result fails."""
     try:
         own = _import_own(module)
-    except Exception as err:  # noqa: BLE001 - the researcher's module: whatever it raises is named in one line
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - the researcher's module: whatever it raises, named
+        # in one line (a sys.exit() in it too: it would end the command with status 0 and no report)
         raise UnknownPlayerError(f"player spec {brief(spec, 200)}: cannot import module {module!r} "
                                  f"({type(err).__name__}: {err})") from None
     make = getattr(own, factory, None)
@@ -225,7 +226,7 @@ def _from_factory(spec: str, module: str, factory: str, seed: int | None) -> Pla
         takes_seed = False
     try:
         player = make(seed=seed) if takes_seed else make()
-    except Exception as err:  # noqa: BLE001 - the researcher's factory: whatever it raises is named in one line
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - the researcher's factory (builtins:exit too)
         raise UnknownPlayerError(f"player spec {brief(spec, 200)}: {module}.{factory}() raised {type(err).__name__}: "
                                  f"{err}") from None
     if not isinstance(player, Player):
