@@ -18,6 +18,7 @@ refused before the work rather than after it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import secrets
 import signal
@@ -158,3 +159,12 @@ def check_writable(paths: Sequence[str]) -> None:
             raise OutputPathError(
                 f"cannot write {path}: no file can be created in {directory} ({err.strerror or err})"
             ) from None
+
+
+def file_sha256(path: str) -> str:
+    """The SHA-256 (hex) of a file's bytes, read a megabyte at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -18,7 +18,8 @@ import pytest
 pytest.importorskip("sb3_contrib", reason="pip install torch==2.13.0 && pip install -e '.[train]'")
 
 from popejoan_env.training import ppo  # noqa: E402
-from popejoan_env.training.rounds import FORMAT, ResumeError, Rounds, identity, seeds, sha256  # noqa: E402
+from popejoan_env.files import file_sha256  # noqa: E402
+from popejoan_env.training.rounds import FORMAT, ResumeError, Rounds, identity, seeds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--imitate-deals", "40", "--imitate-player", "pimc:samples=8", "--imitate-epochs", "1", "--imitate-workers",
@@ -166,7 +167,7 @@ def test_the_state_records_what_it_names(tmp_path: Path, args: ppo.Args) -> None
     state = _state(tmp_path, args, rounds=1)
     saved = json.loads(Path(state.path).read_text())
     assert saved["identity"] == identity(args) and "resume" not in saved["identity"]
-    assert [entry["sha256"] for entry in saved["done"]] == [sha256(state.model(k)) for k in range(2)]
+    assert [entry["sha256"] for entry in saved["done"]] == [file_sha256(state.model(k)) for k in range(2)]
     assert np.array_equal([entry["round"] for entry in saved["done"]], [0, 1])
 
 
@@ -247,7 +248,7 @@ def test_a_round_file_of_another_network_is_refused(tmp_path: Path, args: ppo.Ar
 
     state = _state(tmp_path, args, rounds=1)
     path = write_model(Path(state.model(1)), weights_bytes(tiny_state((8,))), tiny_metadata((8,)))
-    _edit(tmp_path / "rounds", lambda s: s["done"][1].update(sha256=sha256(str(path))))  # its SHA-256 forged too
+    _edit(tmp_path / "rounds", lambda s: s["done"][1].update(sha256=file_sha256(str(path))))  # its SHA-256 forged too
     with pytest.raises(ResumeError, match=r"round_1.zip is not a network of this run's flags: its net_arch is \[8\]"):
         Rounds.resume(str(tmp_path), args, tiny_metadata((16,)))
     theirs = dict(tiny_metadata((8,)), run_name="another", package_version="0.0.1")

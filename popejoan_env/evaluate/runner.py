@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import os
 import time
@@ -27,7 +26,7 @@ import popejoan_env.cluster as cluster
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.evaluate import dealset, panel
 from popejoan_env.evaluate.resume import SERIES, STATE_FORMAT, TIMING, pair_key, read_state
-from popejoan_env.files import write_atomic
+from popejoan_env.files import file_sha256, write_atomic
 from popejoan_env.players import Player, is_model_path, make_player
 from popejoan_env.rules import Rules
 from popejoan_env.tournament import NET, WENT_OUT, run_duplicate
@@ -56,15 +55,6 @@ class Settings:
         if not self.aivat:
             del out["aivat"]
         return out
-
-
-def file_sha256(path: str) -> str:
-    """The SHA-256 (hex) of a file's bytes (an agent's model file, so a changed model does not resume)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def settings(agent: str, preset: str, seats: int, deals: int, opponents: list[str], aivat: bool = False) -> Settings:

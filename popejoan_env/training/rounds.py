@@ -16,7 +16,6 @@ state names, or when the run has more finished rounds than ``--rounds`` asks for
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -27,7 +26,7 @@ from typing import Any
 
 from popejoan_env.checks import brief, split_list
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.files import OutputPathError, write_atomic
+from popejoan_env.files import OutputPathError, file_sha256, write_atomic
 from popejoan_env.nets.model_file import read_model
 
 FORMAT = "popejoan-rounds/1"
@@ -65,14 +64,6 @@ def identity(args: Any) -> dict[str, Any]:
     """The flags of ``args`` (a dataclass) that shape the network: every one but ``HOW``."""
     return {k: v for k, v in dataclasses.asdict(args).items() if k not in HOW}
 
-
-def sha256(path: str) -> str:
-    """The SHA-256 of a file, in hex."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclasses.dataclass
@@ -141,7 +132,7 @@ class Rounds:
             if why:
                 raise ResumeError(f"--resume: {path}: round {k}'s entry is not what the state's rounds hold ({why})")
             model = rounds.model(k)
-            if not os.path.isfile(model) or sha256(model) != entry["sha256"]:
+            if not os.path.isfile(model) or file_sha256(model) != entry["sha256"]:
                 raise ResumeError(f"--resume: {model} is missing or is not the file {path} names (SHA-256)")
         if network is not None:
             last = rounds.model(len(done) - 1)
@@ -160,7 +151,7 @@ class Rounds:
         os.makedirs(self.directory, exist_ok=True)
         model = self.model(k)
         save(model)
-        self.done.append({"round": k, "model": os.path.relpath(model, self.run_dir), "sha256": sha256(model),
+        self.done.append({"round": k, "model": os.path.relpath(model, self.run_dir), "sha256": file_sha256(model),
                           "record": record, "evals": evals})
         write_atomic(self.path, json.dumps({"format": FORMAT, "identity": self.identity, "done": self.done},
                                            indent=1) + "\n")
