@@ -4,6 +4,8 @@ games of the plain evaluation, of mean zero, and in the report as one more contr
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -78,20 +80,26 @@ def test_a_state_file_without_aivat_still_resumes_and_aivat_is_refused_with_work
     assert rep["variance_reduction"]["aivat"] is None and "AIVAT" not in rep["variance_reduction"]["method"]
 
 
+class _Stop(Exception):
+    """Raised by ``on_block``: an evaluation stopped after its first block, its state file left behind."""
+
+
+def _stopped_after_one_block(where: os.PathLike[str]) -> str:
+    """The ``--out`` prefix of a 100-deal ``--aivat`` evaluation of ``random`` stopped after its first block."""
+    def stop(match: str, block: int) -> None:
+        raise _Stop
+
+    out = os.path.join(where, "rep")
+    with pytest.raises(_Stop):
+        evaluate_agent("random", deals=100, opponents="stops_first", out=out, aivat=True, on_block=stop)
+    assert os.path.exists(out + ".state.json")
+    return out
+
+
 def test_an_interrupted_aivat_evaluation_resumes_to_the_same_figures(tmp_path: os.PathLike[str]) -> None:
     """Before: the resume check knew no ``aivat`` series and refused the state file an --aivat run wrote."""
     whole = evaluate_agent("random", deals=100, opponents="stops_first", aivat=True)
-
-    class Stop(Exception):
-        pass
-
-    def stop_after_first(match: str, block: int) -> None:
-        raise Stop
-
-    out = os.path.join(tmp_path, "rep")
-    with pytest.raises(Stop):
-        evaluate_agent("random", deals=100, opponents="stops_first", out=out, aivat=True, on_block=stop_after_first)
-    assert os.path.exists(out + ".state.json")
+    out = _stopped_after_one_block(tmp_path)
     resumed = evaluate_agent("random", deals=100, opponents="stops_first", out=out, aivat=True)
     figures = ("margin", "deal_win_rate", "agent_counters", "opponent_counters", "agent_go_out_rate")
     assert [[row[k] for k in figures] for row in resumed["opponents"]] == \
@@ -105,20 +113,13 @@ def test_an_interrupted_aivat_evaluation_resumes_to_the_same_figures(tmp_path: o
     (lambda b: b.__setitem__("aivat_decisions", -3), "aivat_decisions is -3"),
     (lambda b: b.pop("aivat"), "not the block of an evaluation"),
 ])
-def test_a_forged_aivat_series_is_refused(tmp_path: os.PathLike[str], change, says: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_forged_aivat_series_is_refused(tmp_path: os.PathLike[str], change: Callable[[dict[str, Any]], Any],
+                                         says: str) -> None:
     import json
 
     from popejoan_env.errors import PopeJoanError
 
-    class Stop(Exception):
-        pass
-
-    def stop(match: str, block: int) -> None:
-        raise Stop
-
-    out = os.path.join(tmp_path, "rep")
-    with pytest.raises(Stop):
-        evaluate_agent("random", deals=100, opponents="stops_first", out=out, aivat=True, on_block=stop)
+    out = _stopped_after_one_block(tmp_path)
     path = out + ".state.json"
     saved = json.load(open(path))
     change(saved["blocks"]["stops_first"]["0"])
