@@ -174,6 +174,14 @@ def test_a_search_that_never_trusts_its_gain_plays_as_the_agent() -> None:
     assert out["work"]["decisions"] > 0 and out["work"]["playouts"] > 0
 
 
+@pytest.mark.parametrize("options", [{}, {"continuation": "lowest"}], ids=["continuation agent", "continuation lowest"])
+def test_a_search_that_never_trusts_its_gain_plays_a_stochastic_agents_own_game(options: dict) -> None:
+    # random draws its cards: the fallback copy draws what random at that seat draws in its own field, so with no
+    # deviation every game is random's own, whatever the continuation of the playouts
+    out = measure("random", {"worlds": 4, "draws": 8, "confidence": 99, **options}, seats=4, deals=10, seed=1)
+    assert out["per_deal_gain"] == [0.0] * 10 and out["deals_with_a_deviation"] == 0
+
+
 def test_the_figure_is_the_same_with_any_number_of_workers_and_counts_its_work() -> None:
     options = {"worlds": 4, "draws": 16}
     one = measure("lowest", options, seats=3, deals=6, seed=2)

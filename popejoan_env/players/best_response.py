@@ -13,13 +13,15 @@ decisions it
    itself and its own seat the continuation policy (AGENT too by default: the value of each card is then what it
    wins if it deviates here alone), each seat from its own view of the world (``search.deviation``: the batch
    engine for the full pack, every row at once; the scalar engine for the small pack);
-4. plays the card with the best mean counters for itself if it beats the continuation's own card at this view
-   (AGENT's, by default) by more than ``confidence`` standard errors of their difference over the worlds (counting
-   one more world where it gains nothing), and the continuation's card otherwise: a search that sees no clear gain
-   plays as the continuation, so its noise does not cost it (the best of several noisy means is biased upwards:
-   without the test, a search of 64 worlds lost to the shipped network it deviated from).  With ``rounds`` above
+4. plays the card with the best mean counters for itself if it beats AGENT's own card at this view by more than
+   ``confidence`` standard errors of their difference over the worlds (counting one more world where it gains
+   nothing), and AGENT's card otherwise: a search that sees no clear gain plays as AGENT, so its noise does not
+   cost it (the best of several noisy means is biased upwards: without the test, a search of 64 worlds lost to the
+   shipped network it deviated from), and a deal where it sees none is AGENT's own game, a gain of exactly 0 (with
+   another continuation too: falling back on the continuation's card instead would add the continuation's
+   difference from AGENT, noise of its own, to every deal).  With ``rounds`` above
    1, a card ahead by 1 to ``confidence`` standard errors gets another round of worlds (steps 1-3 again), up to
-   ``rounds`` rounds.  Ties among the best go to the continuation's card, else to the first by ``stops_first``'s
+   ``rounds`` rounds.  Ties among the best go to AGENT's card, else to the first by ``stops_first``'s
    order.
 
 Its budget is work, not time: ``worlds`` playouts per card and ``draws`` worlds weighed, per round; the same seed
@@ -60,10 +62,10 @@ DEFAULT_DRAWS = 1024
 """Worlds drawn and weighed by the posterior per decision, by default (``worlds`` for a sampled policy, whose every
 world costs searches of the agent's own: see ``BestResponsePlayer``)."""
 DEFAULT_CONFIDENCE = 2.0
-"""Standard errors by which a card must beat the continuation's card before the search plays it, by default."""
+"""Standard errors by which a card must beat AGENT's card before the search plays it, by default."""
 CONTINUE = 1.0
-"""With rounds left, the search draws another round of worlds while the best card beats the continuation's by more
-than this many standard errors (and not yet by ``confidence``); below it, it plays the continuation's card."""
+"""With rounds left, the search draws another round of worlds while the best card beats AGENT's by more
+than this many standard errors (and not yet by ``confidence``); below it, it plays AGENT's card."""
 MAX_WORLDS = 4096
 """Most worlds (drawn or played out) a decision may take."""
 POSTERIORS = ("agent", "sampled", "none")
@@ -185,8 +187,8 @@ class BestResponsePlayer:
             make_own = lambda s: make(continuation, s)  # noqa: E731 - a factory like the agent's
         self.own = make_own(None)
         """The continuation: seat 0 of the playouts."""
-        self.reference = make_own(None)
-        """A copy of the continuation: the card it would play here is the search's fallback."""
+        self.reference = self._make(None)
+        """A copy of the agent: the card it would play here is the search's fallback."""
         self.policy: KnownPolicy | None = None
         if posterior == "agent":
             self.policy = policy if policy is not None else known_policy(self._make(None), self.rng,
@@ -216,17 +218,21 @@ class BestResponsePlayer:
         playouts (worlds x cards) and the agent's decisions the posterior asked for."""
         self.seen_gain = 0.0
         """Sum over the decisions searched of the search's own estimate of what it gains there: the mean counters of
-        the card it plays less those of the continuation's card, in the same worlds."""
+        the card it plays less those of AGENT's card, in the same worlds."""
         self.last_values: dict[int, float] = {}
         self.last_effective = 0.0
         """The effective number of independent worlds behind the last decision's values (Kish's, of the weights)."""
         self.reset(seed)
 
-    def reset(self, seed: int | None = None) -> None:
-        """Re-seed the player's generator and, from it, every copy of a player it holds."""
+    def reset(self, seed: int | None = None, *, agent_seed: int | None = None) -> None:
+        """Re-seed the player's generator and, from it, every copy of a player it holds; ``agent_seed`` re-seeds
+        the copy of the agent whose card is the fallback: given the seed AGENT has at this seat in the game compared
+        with, the search plays that very game, a stochastic AGENT's draws included, until it deviates."""
         self.rng = np.random.default_rng(seed)
         for copy in (self.others, self.reference, self.own):
             copy.reset(int(self.rng.integers(2**63)))
+        if agent_seed is not None:
+            self.reference.reset(agent_seed)
         if isinstance(self.policy, SampledPolicy):
             self.policy.rng = self.rng
 
