@@ -131,7 +131,7 @@ def test_the_stage_is_the_default_and_is_refused_where_the_batch_engine_cannot_p
     from popejoan_env.training import ppo as train_ppo
 
     args = train_ppo.parse_flags(train_ppo.Args, [], "")
-    assert (args.rollout_deals, args.rollout_worlds, args.rollout_epochs, args.rollout_lr) == (25_000, 8, 4, 3e-4)
+    assert (args.rollout_deals, args.rollout_worlds, args.rollout_epochs, args.rollout_lr) == (25_000, 8, 2, 3e-4)
     quick = train_ppo.apply_quick(*train_ppo.parse_given(train_ppo.Args, ["--quick"], ""))
     assert quick.rollout_deals == 500  # --quick keeps its minute: the stage at a small size
     assert train_ppo.apply_quick(*train_ppo.parse_given(train_ppo.Args, ["--quick", "--rounds", "0"],

@@ -1,7 +1,7 @@
 """Train a Pope Joan policy. The default run, stage by stage: 60,000 deals of the pimc search with 128 worlds at
-every seat; 8 epochs of imitation, in which the actor learns to give up the fewest counters by the search's values
+every seat; 4 epochs of imitation, in which the actor learns to give up the fewest counters by the search's values
 of the cards (plus a little of its choices) and the critic what each seat won; then policy improvement: 25,000
-deals of the search whose rollouts the imitated network plays at every seat, and 4 epochs learning its values;
+deals of the search whose rollouts the imitated network plays at every seat, and 2 epochs learning its values;
 no PPO step, since PPO after the imitation made every tried model weaker or, at best, left it level.
 --total-timesteps N adds MaskablePPO (sb3-contrib) after it; --rounds N plays N rounds of policy improvement
 (round k's rollouts played by round k-1's network), --rounds 0 none.
@@ -155,7 +155,7 @@ class Args:
                              "first (imitation, popejoan_env/training/expert_games.py); 0 = none",
                              kind=Integer(0, 10**7), group=RECIPE)
     imitate_player: str = arg("pimc:samples=128", "the player imitated (a make_player spec)", group=RECIPE)
-    imitate_epochs: int = arg(8, "passes over the imitation data", kind=Integer(1, 1000), group=RECIPE)
+    imitate_epochs: int = arg(4, "passes over the imitation data", kind=Integer(1, 1000), group=RECIPE)
     imitate_loss: str = arg("regret",
                             "what the actor learns: regret (the expected counters its cards fall short of the "
                             "expert's best by the expert's values, plus --imitate-choice-weight x the cross-entropy "
@@ -178,7 +178,7 @@ class Args:
                              "then learns (popejoan_env/training/rollout_games.py; full pack only)",
                              kind=Integer(1, 10**7), group=RECIPE)
     rollout_worlds: int = arg(8, "worlds a decision of a round's search", kind=Integer(1, MAX_SAMPLES), group=RECIPE)
-    rollout_epochs: int = arg(4, "passes over a round's decisions", kind=Integer(1, 1000), group=RECIPE)
+    rollout_epochs: int = arg(2, "passes over a round's decisions", kind=Integer(1, 1000), group=RECIPE)
     rollout_lr: float = arg(3e-4, "Adam learning rate of a round's training", kind=RATE, group=RECIPE)
     batch_size: int = arg(512, "minibatch size of the imitation, the rollout stage and the PPO update",
                           kind=Integer(1, 10**6), group=RECIPE)
