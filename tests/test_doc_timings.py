@@ -26,7 +26,7 @@ UNDATED: dict[str, int] = {
     "docs/training.md": 37,
     "docs/batch.md": 1,
     "docs/openspiel.md": 5,
-    "docs/players.md": 5,
+    "docs/players.md": 4,
     "docs/ray.md": 6,
     "docs/small_game.md": 1,
     "docs/speed.md": 1,
