@@ -46,6 +46,15 @@ def test_numpy_and_torch_give_the_same_logits(net_arch: tuple[int, ...], activat
     assert np.allclose(actor.logits(obs[7]), want[7], atol=1e-5)
 
 
+def test_a_made_actor_has_its_compiled_loop_loaded_for_the_processes_forked_after_it(monkeypatch) -> None:
+    # a tournament forks its workers after the players are made (a pool a block of deals in evaluate): with the
+    # loop loaded at the first call instead, every worker imported numba and loaded it again (~0.5 s a worker)
+    monkeypatch.setattr(suits, "_COMPILED", [])  # as in a process where no actor has run yet
+    weights = {k: v.numpy() for k, v in random_weights((8, 16)).items()}
+    suits.NumpyActor(weights, "tanh")
+    assert suits._COMPILED and suits._COMPILED[0].signatures
+
+
 def test_each_suit_is_scored_by_the_same_network_from_its_own_inputs() -> None:
     weights = random_weights((8, 16))
     actor = suits.NumpyActor({k: v.numpy() for k, v in weights.items()}, "tanh")

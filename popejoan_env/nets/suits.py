@@ -96,6 +96,10 @@ class NumpyActor:
         depth = sum(1 for k in w if k.startswith("suit") and k.endswith(".weight"))
         self.hidden = [(w[f"suit{i}.weight"].T.copy(), w[f"suit{i}.bias"]) for i in range(1, depth)]
         self.out = (w["out.weight"].T.copy(), w["out.bias"])
+        # The compiled loop is loaded (or compiled) at its first call: make it here, so that processes forked
+        # after the actor is made (a tournament's workers, one pool a block of deals) inherit it loaded instead
+        # of each importing numba and loading it again (~0.5 s each, which evaluate counted as thinking time).
+        self.logits(np.zeros(OBS_SIZE, dtype=np.float32))
 
     def _act(self, x: np.ndarray) -> np.ndarray:
         return np.tanh(x, out=x) if self.tanh else np.maximum(x, 0, out=x)
