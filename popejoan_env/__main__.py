@@ -34,18 +34,22 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from popejoan_env.rules import parse_rules_options
 from popejoan_env.cli import SEED, Integer, interrupted
-from popejoan_env.cluster import check_address, connected, import_ray
-from popejoan_env.errors import PopeJoanError, RecordError
-from popejoan_env.files import check_writable
-from popejoan_env.record import RecordWriter, read_records, verify_record
-from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_players
-from popejoan_env.simulate import BATCH_SIZE, MAX_BATCH_SIZE, SHARD_DEALS, write_batch, write_scalar, write_sharded
-from popejoan_env.training import COMMANDS as TRAINING_COMMANDS
-from popejoan_env.training import run_command
 
 PROG = "popejoan"
+
+try:  # a Ctrl-C while the command's modules load is one line and status 130, as anywhere else in it
+    from popejoan_env.rules import parse_rules_options
+    from popejoan_env.cluster import check_address, connected, import_ray
+    from popejoan_env.errors import PopeJoanError, RecordError
+    from popejoan_env.files import check_writable
+    from popejoan_env.record import RecordWriter, read_records, verify_record
+    from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_players
+    from popejoan_env.simulate import BATCH_SIZE, MAX_BATCH_SIZE, SHARD_DEALS, write_batch, write_scalar, write_sharded
+    from popejoan_env.training import COMMANDS as TRAINING_COMMANDS
+    from popejoan_env.training import run_command
+except KeyboardInterrupt:
+    sys.exit(interrupted(PROG))
 
 
 class UsageError(Exception):
@@ -513,7 +517,15 @@ def _progress(total: int | None, unit: str, quiet: bool) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a command; returns the exit status."""
+    """Run a command; returns the exit status (130 and one line for a Ctrl-C, while its modules load too)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # in the parser's imports (evaluate, exploit) or before a command began
+        return interrupted(PROG)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    """``main`` but a Ctrl-C outside a command's run."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in TRAINING_COMMANDS:
         return run_command(argv[0], argv[1:], prog=f"{PROG} {argv[0]}")
