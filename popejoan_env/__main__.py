@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from popejoan_env.cli import SEED, Integer, interrupted
+from popejoan_env.cli import EPISODE_DEALS, SEED, Integer, interrupted
 
 PROG = "popejoan"
 
@@ -66,7 +66,7 @@ class _Parser(argparse.ArgumentParser):
 PLAYERS = Integer(MIN_PLAYERS, MAX_PLAYERS)
 """Seats at a table."""
 MAX_COMMAND_DEALS = 10**9
-"""Most deals ``simulate`` writes or ``play`` plays in one command (a billion deals is about a day of simulate)."""
+"""Most deals ``simulate`` writes in one command (a billion deals is about a day of it)."""
 DEALS = Integer(1, MAX_COMMAND_DEALS)
 """A count of deals (or of deals per session or per shard)."""
 PORT = Integer(1, 65535)
@@ -283,7 +283,8 @@ def _add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--opponents", default="stops_first",
                         help="player spec for every other seat: a scripted name or a model path (default stops_first)")
     parser.add_argument("--seat", type=Integer(0, MAX_PLAYERS - 1), default=0, help="your seat (default 0)")
-    parser.add_argument("--deals", type=DEALS, default=1, help="deals with play in the session (default 1)")
+    parser.add_argument("--deals", type=EPISODE_DEALS, default=1,
+                        help=f"deals with play in the session, 1..{EPISODE_DEALS.high:,} (default 1)")
     parser.add_argument("--seed", type=SEED, default=None,
                         help="seed of the deal, 0..2,147,483,647 (default: fresh entropy)")
 

@@ -12,7 +12,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
-from popejoan_env.checks import MAX_REWARD_SCALE
+from popejoan_env.checks import MAX_EPISODE_DEALS, MAX_REWARD_SCALE
 
 if TYPE_CHECKING:
     import multiprocessing.pool
@@ -103,6 +103,8 @@ class Number:
 
 SEED = Integer(0, 2**31 - 1)
 """A seed flag: numpy's legacy seeding (which SB3 calls) takes < 2**32, and runs derive seeds a little above it."""
+EPISODE_DEALS = Integer(1, MAX_EPISODE_DEALS)
+"""Deals in one episode or session of an env (the envs' own bound, ``checks.MAX_EPISODE_DEALS``)."""
 THREADS = Integer(0, 256)
 """Torch threads (0: torch's own default)."""
 PROBABILITY = Number(0.0, 1.0)

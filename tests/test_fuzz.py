@@ -619,9 +619,11 @@ def test_rounds_state_bytes_resume_usable_rounds_or_are_refused(
 
 # ===================================================================== gymnasium.make and the environments' arguments
 GYM_ARGUMENTS = ("players", "rules", "opponents", "max_snapshots", "deals", "reward_scale", "balance_range",
-                 "illegal_action", "illegal_reward", "lone_leads")
-"""The arguments of ``gymnasium.make("popejoan/PopeJoan-v2", ...)`` whose values the env checks (Gymnasium reads
-``render_mode`` itself before the env does: a list there is its AttributeError)."""
+                 "illegal_action", "illegal_reward", "lone_leads", "render_mode")
+"""The arguments of ``gymnasium.make("popejoan/PopeJoan-v2", ...)`` whose values the env checks (``render_mode``
+too: the registered builder is a function, so Gymnasium no longer judges it first)."""
+AEC_ARGUMENTS = ("players", "rules", "render_mode", "auto_forced", "deals", "dealer")
+"""The AEC env's arguments."""
 
 
 @fuzz(120)
@@ -643,6 +645,20 @@ def test_gymnasium_make_builds_a_playable_env_or_refuses_in_one_line(kwargs: dic
     assert 0 < base.reward_scale <= 1000 and base.pool.max_snapshots >= 1
     _, reward, _, _, _ = env.step(int(np.flatnonzero(base.action_masks())[0]))
     assert np.isfinite(reward)
+
+
+@fuzz(80)
+@given(kwargs=st.dictionaries(st.sampled_from(AEC_ARGUMENTS), junk | st.sampled_from(["ansi", "human", 10**4, 1001]),
+                              min_size=1, max_size=3))
+def test_the_aec_env_builds_a_playable_env_or_refuses_in_one_line(kwargs: dict[str, Any]) -> None:
+    try:
+        env = raw_env(**kwargs)
+    except PopeJoanError as err:
+        assert len(str(err).splitlines()) == 1 and len(str(err)) < 1000
+        return
+    assert 1 <= env.deals_per_episode <= 1000 and env.render_mode in (None, "ansi", "human")
+    env.reset(seed=0)
+    check_aec_spaces(env)
 
 
 @fuzz(60)
