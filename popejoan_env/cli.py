@@ -101,6 +101,14 @@ class Number:
         return f"Number({self.low}, {self.high}, low_open={self.low_open})"
 
 
+def file_name(text: str) -> str:
+    """An argparse ``type``: a file or directory name; an empty one (an unset variable's ``--out "$DIR"``) or one
+    holding a NUL is refused, never read as the default."""
+    if not text.strip() or "\0" in text:
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a file or directory name")
+    return text
+
+
 SEED = Integer(0, 2**31 - 1)
 """A seed flag: numpy's legacy seeding (which SB3 calls) takes < 2**32, and runs derive seeds a little above it."""
 EPISODE_DEALS = Integer(1, MAX_EPISODE_DEALS)

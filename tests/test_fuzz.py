@@ -681,6 +681,37 @@ def test_train_mappo_networks_are_refused_or_fit_a_model_file(hidden: int, criti
     assert counted == sum(p.numel() for p in mappo.Actor(hidden).parameters()) if hidden <= 256 else True
 
 
+# ===================================================================== exploit:AGENT specs
+EXPLOIT_KEYS = ("worlds", "draws", "rounds", "confidence", "posterior", "decisions", "continuation")
+EXPLOIT_VALUES = ("0", "1", "2", "8", "64", "65", "4096", "4097", "-1", "nan", "inf", "1e3", "8.0", "٣", "1_0", "",
+                  "9" * 4000, "agent", "sampled", "none", "random", "exploit", "pimc", "x.zip", "True", "100", "100.5")
+EXPLOIT_AGENTS = ("random", "stops_first", "lowest", "exploit:random", "exploit", "no_such", "x.zip", "", "random:a=1",
+                  "pimc:samples=2", "os:getcwd", "EXPLOIT:random", "y" * 5000)
+
+
+@fuzz(150)
+@given(options=st.lists(st.tuples(st.sampled_from(EXPLOIT_KEYS) | st.text(max_size=6),
+                                  st.sampled_from(EXPLOIT_VALUES) | st.text(max_size=6)), max_size=5),
+       agent=st.sampled_from(EXPLOIT_AGENTS) | st.text(max_size=8), spaces=st.booleans())
+def test_an_exploit_spec_builds_a_bounded_best_response_or_is_refused_in_one_line(
+        options: list[tuple[str, str]], agent: str, spaces: bool) -> None:
+    from popejoan_env.players import make_player
+    from popejoan_env.players.best_response import (MAX_CONFIDENCE, MAX_DECISIONS, MAX_ROUNDS, MAX_WORLDS,
+                                                    BestResponsePlayer)
+
+    glue = " : " if spaces else ":"
+    spec = glue.join(["exploit", *(f"{k}={v}" for k, v in options), agent])
+    try:
+        player = make_player(spec, seed=0)
+    except PopeJoanError as err:
+        assert len(str(err).splitlines()) == 1 and len(str(err)) < 1000, spec
+        return
+    assert isinstance(player, BestResponsePlayer)
+    assert 1 <= player.worlds <= player.draws <= MAX_WORLDS and 1 <= player.rounds <= MAX_ROUNDS
+    assert 1 <= player.decisions <= MAX_DECISIONS and 0 <= player.confidence <= MAX_CONFIDENCE
+    assert not isinstance(player.others, BestResponsePlayer) and not isinstance(player.own, BestResponsePlayer)
+
+
 # ===================================================================== Ray addresses that are not Ray
 @contextlib.contextmanager
 def _responder(reply: bytes, close: bool) -> Any:

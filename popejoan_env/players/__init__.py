@@ -114,7 +114,7 @@ def parse_exploit_spec(spec: str) -> tuple[dict[str, int | float | str], str]:
     head, sep, rest = spec.strip().partition(":")
     if head.strip() != EXPLOIT or not sep:
         raise UnknownPlayerError(f"a best response spec is {EXPLOIT}:AGENT (options first: "
-                                 f"{EXPLOIT}:worlds=8:AGENT), got {spec!r}")
+                                 f"{EXPLOIT}:worlds=8:AGENT), got {brief(spec, 200)}")
     options: dict[str, int | float | str] = {}
     while True:
         item, sep, after = rest.partition(":")
@@ -123,19 +123,21 @@ def parse_exploit_spec(spec: str) -> tuple[dict[str, int | float | str], str]:
             break
         key = key.strip()
         if key not in OPTIONS:
-            raise UnknownPlayerError(f"{EXPLOIT}: unknown option {key!r} in {spec!r}; options are {list(OPTIONS)} "
+            raise UnknownPlayerError(f"{EXPLOIT}: unknown option {brief(key)} in {brief(spec, 200)}; options are "
+                                     f"{list(OPTIONS)} "
                                      "(an agent whose spec starts with name=value: write ./ before a file's name)")
         if key in options:
-            raise UnknownPlayerError(f"{EXPLOIT}: option {key!r} given twice in {spec!r}")
+            raise UnknownPlayerError(f"{EXPLOIT}: option {key!r} given twice in {brief(spec, 200)}")
         options[key] = _number(value.strip())
         rest = after if sep else ""
         if not sep:
             break
     agent = rest.strip()
     if not agent:
-        raise UnknownPlayerError(f"{EXPLOIT}: no agent after the options in {spec!r} ({EXPLOIT}:AGENT)")
+        raise UnknownPlayerError(f"{EXPLOIT}: no agent after the options in {brief(spec, 200)} ({EXPLOIT}:AGENT)")
     if _name_of(agent) == EXPLOIT:
-        raise UnknownPlayerError(f"{EXPLOIT}: the agent of a best response cannot be a best response ({spec!r})")
+        raise UnknownPlayerError(f"{EXPLOIT}: the agent of a best response cannot be a best response "
+                                 f"({brief(spec, 200)})")
     return options, agent
 
 
