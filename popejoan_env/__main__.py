@@ -293,6 +293,7 @@ def run_play(args: argparse.Namespace) -> int:
     """Play at a terminal against scripted players or a model; forced cards are played for everyone."""
     from popejoan_env.envs.pettingzoo_aec import raw_env
     from popejoan_env.players import make_player
+    from popejoan_env.players.base import ask
     from popejoan_env.players.human import HumanPlayer
 
     rules = parse_rules_options(args.preset, args.rules_option)
@@ -314,7 +315,7 @@ def run_play(args: argparse.Namespace) -> int:
             continue
         if agent == you:
             print(game.render())
-        game.step(seats[agent].act(game.seat_view(agent)))
+        game.step(ask(seats[agent], game.seat_view(agent)))
         if current.done:  # a deal ended (and any that ended at their turn-up after it): its result now
             for record in game.records()[shown:]:
                 shown += 1

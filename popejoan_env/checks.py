@@ -63,6 +63,13 @@ def brief(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def one_line(text: str, limit: int = 200) -> str:
+    """``text`` on one line (its whitespace runs made one space), cut to ``limit`` characters: another's message
+    (an exception of a researcher's code) quoted in a refusal."""
+    said = " ".join(text.split())
+    return said if len(said) <= limit else said[: limit - 3] + "..."
+
+
 def as_seed(seed: object) -> int | None:
     """A seed for ``numpy.random.default_rng``: None or a non-negative integer (numpy ints too, never bools)."""
     if seed is None:

@@ -40,7 +40,7 @@ import numpy as np
 
 from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.players.base import Player, UnknownPlayerError, act_batch, legal_of
+from popejoan_env.players.base import Player, UnknownPlayerError, act_batch, ask, call_reset, legal_of
 from popejoan_env.players.stops_first import stops_first_key
 from popejoan_env.search.deviation import playout_gains
 from popejoan_env.search.posterior import (
@@ -97,11 +97,11 @@ class Batched:
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the player."""
-        self.player.reset(seed)
+        call_reset(self.player, seed)
 
     def act(self, view: SeatView) -> int:
         """The player's card."""
-        return int(self.player.act(view))
+        return ask(self.player, view)
 
     def act_batch(self, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """The player's cards in the deals ``rows`` of ``batch``."""
@@ -239,7 +239,7 @@ class BestResponsePlayer:
         """Re-seed the player's generator and, from it, every copy of a player it holds."""
         self.rng = np.random.default_rng(seed)
         for copy in (self.others, self.reference, self.own):
-            copy.reset(int(self.rng.integers(2**63)))
+            call_reset(copy, int(self.rng.integers(2**63)))
         if isinstance(self.policy, SampledPolicy):
             self.policy.rng = self.rng
 
@@ -254,7 +254,7 @@ class BestResponsePlayer:
         """The legal card with the best mean counters over the kept worlds (see the module's docstring)."""
         candidates = list(view.legal)
         sampler = WorldSampler(view)
-        fallback = int(self.reference.act(view))
+        fallback = ask(self.reference, view)
         parts, weight_parts, effective = [], [], 0.0
         for done in range(1, self.rounds + 1):
             gains, weights, worth = self._round(view, sampler, candidates)
