@@ -50,6 +50,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from loopback import responder
 from popejoan_env.__main__ import main
 from popejoan_env.envs.pettingzoo_aec import env as aec_env
 from popejoan_env.envs.pettingzoo_aec import raw_env
@@ -712,43 +713,45 @@ def test_an_exploit_spec_builds_a_bounded_best_response_or_is_refused_in_one_lin
     assert not isinstance(player.others, BestResponsePlayer) and not isinstance(player.own, BestResponsePlayer)
 
 
-# ===================================================================== Ray addresses that are not Ray
-@contextlib.contextmanager
-def _responder(reply: bytes, close: bool) -> Any:
-    """A loopback port whose every connection gets ``reply`` after the client's first bytes, then is closed
-    (``close``) or left open and silent."""
-    import socket
-    import threading
+# ===================================================================== module:factory players
+@fuzz(60)
+@given(name=st.sampled_from(["mine", "", "a\nb", "n" * 101, 10**5000, None, b"x"]) | st.text(max_size=12),
+       answer=st.sampled_from([0, 22.7, "AS", None, True, -1, 99, 10**100, [1], "x" * 10_000, "legal"]),
+       raises=st.sampled_from([None, ValueError("a\nb"), SystemExit(0), GeneratorExit(), MemoryError()]),
+       in_reset=st.booleans())
+def test_a_factory_player_plays_or_is_refused_in_one_line_whatever_it_does(
+        name: Any, answer: Any, raises: BaseException | None, in_reset: bool, tmp_path_factory: Any) -> None:
+    import sys
 
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    held: list[Any] = []
+    from popejoan_env.players import make_player
+    from popejoan_env.tournament import run_duplicate
 
-    def serve() -> None:
-        while True:
-            try:
-                conn = server.accept()[0]
-            except OSError:
-                return
-            held.append(conn)
-            try:
-                conn.recv(24)
-                conn.sendall(reply)
-                if close:
-                    conn.close()
-            except OSError:
-                pass
+    class Own:
+        def reset(self, seed: Any = None) -> None:
+            if raises is not None and in_reset:
+                raise raises
 
-    threading.Thread(target=serve, daemon=True).start()
+        def act(self, view: Any) -> Any:
+            if raises is not None and not in_reset:
+                raise raises
+            return min(view.legal) if answer == "legal" else answer
+
+    player = Own()
+    player.name = name  # type: ignore[attr-defined]
+    module = types.ModuleType("fuzz_own_agent")
+    module.make = lambda seed=None: player  # type: ignore[attr-defined]
+    sys.modules["fuzz_own_agent"] = module
     try:
-        yield int(server.getsockname()[1])
+        result = run_duplicate(["fuzz_own_agent:make", "random"], deals=1, seed=1, seats=3)
+    except PopeJoanError as err:
+        assert len(str(err).splitlines()) == 1 and len(str(err)) < 600, str(err)[:300]
+        return
     finally:
-        server.close()
-        for conn in held:
-            conn.close()
+        del sys.modules["fuzz_own_agent"]
+    assert answer == "legal" and raises is None and result is not None
 
 
+# ===================================================================== Ray addresses that are not Ray
 @fuzz(8)
 @given(reply=st.binary(max_size=64) | st.builds(lambda tail: bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]) + tail,
                                                  st.binary(max_size=64)),
@@ -762,7 +765,7 @@ def test_an_address_answering_anything_but_ray_is_refused_within_the_probe_time(
     from unittest import mock
 
     # A shorter probe time, so the examples that wait for it run quickly; the time bound is the same rule.
-    with _responder(reply, close) as port, mock.patch.object(cluster, "PROBE_SECONDS", 0.5):
+    with responder(reply, close) as port, mock.patch.object(cluster, "PROBE_SECONDS", 0.5):
         start = time.perf_counter()
         with pytest.raises(cluster.ClusterError, match="is not Ray") as refused:
             cluster._probe(f"{'ray://' if client else ''}127.0.0.1:{port}")
