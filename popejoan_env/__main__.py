@@ -34,18 +34,22 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from popejoan_env.rules import parse_rules_options
-from popejoan_env.cli import SEED, Integer, interrupted
-from popejoan_env.cluster import check_address, connected, import_ray
-from popejoan_env.errors import PopeJoanError, RecordError
-from popejoan_env.files import check_writable
-from popejoan_env.record import RecordWriter, read_records, verify_record
-from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_players
-from popejoan_env.simulate import BATCH_SIZE, MAX_BATCH_SIZE, SHARD_DEALS, write_batch, write_scalar, write_sharded
-from popejoan_env.training import COMMANDS as TRAINING_COMMANDS
-from popejoan_env.training import run_command
+from popejoan_env.cli import EPISODE_DEALS, SEED, Integer, interrupted
 
 PROG = "popejoan"
+
+try:  # a Ctrl-C while the command's modules load is one line and status 130, as anywhere else in it
+    from popejoan_env.rules import parse_rules_options
+    from popejoan_env.cluster import check_address, connected, import_ray
+    from popejoan_env.errors import PopeJoanError, RecordError
+    from popejoan_env.files import check_writable
+    from popejoan_env.record import RecordWriter, read_records, verify_record
+    from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_players
+    from popejoan_env.simulate import BATCH_SIZE, MAX_BATCH_SIZE, SHARD_DEALS, write_batch, write_scalar, write_sharded
+    from popejoan_env.training import COMMANDS as TRAINING_COMMANDS
+    from popejoan_env.training import run_command
+except KeyboardInterrupt:
+    sys.exit(interrupted(PROG))
 
 
 class UsageError(Exception):
@@ -62,7 +66,7 @@ class _Parser(argparse.ArgumentParser):
 PLAYERS = Integer(MIN_PLAYERS, MAX_PLAYERS)
 """Seats at a table."""
 MAX_COMMAND_DEALS = 10**9
-"""Most deals ``simulate`` writes or ``play`` plays in one command (a billion deals is about a day of simulate)."""
+"""Most deals ``simulate`` writes in one command (a billion deals is about a day of it)."""
 DEALS = Integer(1, MAX_COMMAND_DEALS)
 """A count of deals (or of deals per session or per shard)."""
 PORT = Integer(1, 65535)
@@ -279,7 +283,8 @@ def _add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--opponents", default="stops_first",
                         help="player spec for every other seat: a scripted name or a model path (default stops_first)")
     parser.add_argument("--seat", type=Integer(0, MAX_PLAYERS - 1), default=0, help="your seat (default 0)")
-    parser.add_argument("--deals", type=DEALS, default=1, help="deals with play in the session (default 1)")
+    parser.add_argument("--deals", type=EPISODE_DEALS, default=1,
+                        help=f"deals with play in the session, 1..{EPISODE_DEALS.high:,} (default 1)")
     parser.add_argument("--seed", type=SEED, default=None,
                         help="seed of the deal, 0..2,147,483,647 (default: fresh entropy)")
 
@@ -288,6 +293,7 @@ def run_play(args: argparse.Namespace) -> int:
     """Play at a terminal against scripted players or a model; forced cards are played for everyone."""
     from popejoan_env.envs.pettingzoo_aec import raw_env
     from popejoan_env.players import make_player
+    from popejoan_env.players.base import ask
     from popejoan_env.players.human import HumanPlayer
 
     rules = parse_rules_options(args.preset, args.rules_option)
@@ -309,7 +315,7 @@ def run_play(args: argparse.Namespace) -> int:
             continue
         if agent == you:
             print(game.render())
-        game.step(seats[agent].act(game.seat_view(agent)))
+        game.step(ask(seats[agent], game.seat_view(agent)))
         if current.done:  # a deal ended (and any that ended at their turn-up after it): its result now
             for record in game.records()[shown:]:
                 shown += 1
@@ -513,7 +519,15 @@ def _progress(total: int | None, unit: str, quiet: bool) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a command; returns the exit status."""
+    """Run a command; returns the exit status (130 and one line for a Ctrl-C, while its modules load too)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # in the parser's imports (evaluate, exploit) or before a command began
+        return interrupted(PROG)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    """``main`` but a Ctrl-C outside a command's run."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in TRAINING_COMMANDS:
         return run_command(argv[0], argv[1:], prog=f"{PROG} {argv[0]}")

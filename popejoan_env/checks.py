@@ -25,6 +25,8 @@ MAX_JSON_DEPTH = 8
 """Deepest nesting of lists and objects accepted in such a value."""
 MAX_REWARD_SCALE = 1000.0
 """Largest reward scale (rewards are counters times it) an env or a training command takes."""
+MAX_EPISODE_DEALS = 1000
+"""Most deals one episode (a session, board and balances carried) holds, in the envs and the commands alike."""
 
 
 def as_int(value: object) -> int | None:
@@ -59,6 +61,13 @@ def brief(value: object, limit: int = 80) -> str:
     except (RecursionError, ValueError):
         return f"a {type(value).__name__} that cannot be shown"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """``text`` on one line (its whitespace runs made one space), cut to ``limit`` characters: another's message
+    (an exception of a researcher's code) quoted in a refusal."""
+    said = " ".join(text.split())
+    return said if len(said) <= limit else said[: limit - 3] + "..."
 
 
 def as_seed(seed: object) -> int | None:
@@ -123,3 +132,18 @@ def check_reward_scale(value: object) -> float:
         raise PopeJoanError(f"reward_scale must be a number greater than 0 and at most {MAX_REWARD_SCALE:g} (rewards "
                             f"are counters times it), got {brief(value)}")
     return float(value)
+
+
+def episode_deals(value: object) -> int:
+    """Deals per episode as an int: 1..``MAX_EPISODE_DEALS`` (never a bool); else a PopeJoanError."""
+    deals = as_int(value)
+    if deals is None or not 1 <= deals <= MAX_EPISODE_DEALS:
+        raise PopeJoanError(f"deals (per episode) must be an integer 1..{MAX_EPISODE_DEALS:,}, got {brief(value)}")
+    return deals
+
+
+def check_render_mode(value: object, modes: list[str]) -> str | None:
+    """A render mode: None or one of ``modes`` (a string, compared as one); else a PopeJoanError naming it."""
+    if value is not None and (not isinstance(value, str) or value not in modes):
+        raise PopeJoanError(f"render_mode must be None or one of {modes}, got {brief(value)}")
+    return value

@@ -12,7 +12,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
-from popejoan_env.checks import MAX_REWARD_SCALE
+from popejoan_env.checks import MAX_EPISODE_DEALS, MAX_REWARD_SCALE
 
 if TYPE_CHECKING:
     import multiprocessing.pool
@@ -101,8 +101,18 @@ class Number:
         return f"Number({self.low}, {self.high}, low_open={self.low_open})"
 
 
+def file_name(text: str) -> str:
+    """An argparse ``type``: a file or directory name; an empty one (an unset variable's ``--out "$DIR"``) or one
+    holding a NUL is refused, never read as the default."""
+    if not text.strip() or "\0" in text:
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a file or directory name")
+    return text
+
+
 SEED = Integer(0, 2**31 - 1)
 """A seed flag: numpy's legacy seeding (which SB3 calls) takes < 2**32, and runs derive seeds a little above it."""
+EPISODE_DEALS = Integer(1, MAX_EPISODE_DEALS)
+"""Deals in one episode or session of an env (the envs' own bound, ``checks.MAX_EPISODE_DEALS``)."""
 THREADS = Integer(0, 256)
 """Torch threads (0: torch's own default)."""
 PROBABILITY = Number(0.0, 1.0)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from popejoan_env.engine import Deal
-from popejoan_env.players.base import Player
+from popejoan_env.players.base import Player, ask
 from popejoan_env.seat_view import seat_view
 
 
@@ -38,6 +38,6 @@ def play_until(deal: Deal, players: Sequence[Player | None], *, lone_leads: bool
         player = players[seat]
         if player is None:
             return legal
-        deal.play(player.act(seat_view(deal, seat)))
+        deal.play(ask(player, seat_view(deal, seat)))
         if chosen is not None:
             chosen.append(len(deal.plays) - 1)

@@ -229,6 +229,9 @@ def test_exact_values_deal_by_deal_average_to_nash_convs() -> None:
     (["stops_first", "--worlds", "32", "--draws", "8"], "at least --worlds"),
     (["stops_first", "--continuation", "exploit:random"], "cannot be a best response"),
     (["no_such_player"], "unknown player"),
+    # the command built the search itself, past the spec's check: a search at every other seat ran (was: no refusal)
+    (["exploit:random", "--posterior", "none", "--worlds", "2", "--draws", "2"], "cannot be a best response"),
+    (["exploit:worlds=2:random"], "cannot be a best response"),
 ])
 def test_bad_exploits_are_refused_in_one_line_with_status_2_and_write_nothing(
         argv: list[str], says: str, capsys: pytest.CaptureFixture[str], tmp_path: os.PathLike[str]) -> None:
@@ -267,3 +270,69 @@ def test_popejoan_exploit_small_checks_every_seat_against_the_exact_best_respons
     rep = json.load(open(os.path.join(out, "exploit.json")))
     assert rep["small"] and [row["seat"] for row in rep["results"]["seats"]] == list(small_check.SEATS)
     assert all(row["turnup"] == "KD" and row["deals"] == 60 for row in rep["results"]["seats"])
+
+
+# ===================================================================== the attack pass on exploit:AGENT (issue 42)
+def test_a_best_response_to_a_best_response_is_refused_wherever_it_is_built(
+        tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Only the spec's parser refused it, by name: the command's and the library's own constructions played a search
+    # at every other seat (a search per playout decision: no budget of worlds bounds that).
+    from popejoan_env.evaluate.exploit_search import best_response
+
+    with pytest.raises(UnknownPlayerError, match="agent of a best response cannot be a best response"):
+        best_response("exploit:random", {"posterior": "none", "worlds": 2, "draws": 2})
+    with pytest.raises(UnknownPlayerError, match="agent of a best response cannot be a best response"):
+        BestResponsePlayer(lambda s: make_player("exploit:random", seed=s), posterior="none")
+    (tmp_path / "searching_agent.py").write_text(textwrap.dedent('''
+        from popejoan_env.players import make_player
+        def make(seed=None):
+            return make_player("exploit:worlds=2:draws=2:random", seed=seed)
+    '''))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "searching_agent", raising=False)
+    with pytest.raises(UnknownPlayerError, match="cannot be a best response"):  # a best response under another name
+        make_player("exploit:posterior=none:searching_agent:make")
+    with pytest.raises(UnknownPlayerError, match="continuation cannot be a best response"):
+        best_response("random", {"continuation": "searching_agent:make"})
+
+
+@pytest.mark.parametrize("spec", ["exploit:worlds=" + "9" * 4000 + ":random", "exploit:" + "x=1:" * 2000 + "random",
+                                  "exploit:worlds=8:" + "y" * 100_000 + "=1:random",
+                                  "exploit:posterior=" + "p" * 100_000 + ":random"])
+def test_exploit_refusals_show_a_long_spec_briefly(spec: str) -> None:
+    # a 4,000-digit option and a 100 kB spec were shown whole (refusals of 4,056 and 100,000+ characters)
+    with pytest.raises(UnknownPlayerError) as refused:
+        make_player(spec)
+    assert len(str(refused.value)) < 600 and len(str(refused.value).splitlines()) == 1
+
+
+def test_rounds_decisions_and_confidence_have_one_bound_in_the_spec_and_the_command(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # The spec took rounds and decisions up to 4,096 where popejoan exploit stopped at 64, and refused a confidence
+    # of 100 that the command's flag took (the refusal then said "from 0 to 100 ..., got 100.0").
+    from popejoan_env.players.best_response import MAX_CONFIDENCE, MAX_DECISIONS, MAX_ROUNDS
+
+    for key, high in (("rounds", MAX_ROUNDS), ("decisions", MAX_DECISIONS)):
+        assert getattr(make_player(f"exploit:{key}={high}:random"), key) == high
+        with pytest.raises(UnknownPlayerError, match=f"{key} must be an integer from 1 to {high}, got {high + 1}"):
+            make_player(f"exploit:{key}={high + 1}:random")
+        with pytest.raises(SystemExit):
+            main(["exploit", "random", f"--{key}", str(high + 1)])
+        assert f"1..{high}" in capsys.readouterr().err
+    assert make_player(f"exploit:confidence={MAX_CONFIDENCE:g}:random").confidence == MAX_CONFIDENCE
+    with pytest.raises(UnknownPlayerError, match="confidence must be a number from 0 to 100"):
+        make_player("exploit:confidence=100.5:random")
+
+
+@pytest.mark.parametrize("command", [["exploit", "stops_first", "--small", "--deals", "2"],
+                                     ["evaluate", "random", "--quick"]])
+@pytest.mark.parametrize("out", ["", " ", "a\0b"])
+def test_an_empty_out_is_refused_not_read_as_the_default(
+        command: list[str], out: str, tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # --out "" (an unset variable's "$DIR") wrote the report to the default place (exploits/..., evaluations/...)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main([*command, "--out", out])
+    assert stop.value.code == 2 and "is not a file or directory name" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []

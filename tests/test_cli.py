@@ -172,3 +172,30 @@ def test_help_lists_every_command() -> None:
         [sys.executable, "-m", "popejoan_env", "simulate", "--help"], capture_output=True, text=True, timeout=60
     )
     assert "--rules-option" in result.stdout and "--session-length" in result.stdout
+
+
+# A Ctrl-C while the console command's modules load: the console script (``popejoan``) imports
+# ``popejoan_env.__main__`` and calls its ``main``; this child does the same with a KeyboardInterrupt raised by the
+# import of one module, as the signal would raise it there.
+_INTERRUPT_AT_IMPORT = """
+import importlib.abc, sys
+class Interrupt(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == sys.argv[1]:
+            raise KeyboardInterrupt
+        return None
+sys.meta_path.insert(0, Interrupt())
+from popejoan_env.__main__ import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize(("module", "argv"), [
+    ("popejoan_env.simulate", ["verify", "--help"]),  # the command line's own imports
+    ("popejoan_env.evaluate.command", ["verify", "--help"]),  # the parser's (evaluate's flags)
+    ("popejoan_env.evaluate.exploit", ["simulate", "--help"]),  # the parser's (exploit's flags)
+])
+def test_ctrl_c_while_the_command_loads_is_one_line_and_130(module: str, argv: list[str]) -> None:
+    result = subprocess.run([sys.executable, "-c", _INTERRUPT_AT_IMPORT, module, *argv],
+                            capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stderr, result.stdout) == (130, "popejoan: interrupted\n", "")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import http.server
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from popejoan_env import cluster
+from loopback import responder
 from popejoan_env.__main__ import main
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
@@ -23,25 +23,8 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip ins
 @pytest.fixture
 def silent_port() -> Iterator[int]:
     """A loopback port that accepts connections and never says a word."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                return
-
-    threading.Thread(target=accept, daemon=True).start()
-    yield int(server.getsockname()[1])
-    stop.set()
-    server.close()
-    for conn in held:
-        conn.close()
+    with responder() as port:
+        yield port
 
 
 @pytest.fixture
@@ -103,34 +86,8 @@ SETTINGS_FRAME = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
 def http2_port() -> Iterator[int]:
     """A loopback port that answers the HTTP/2 preface with SETTINGS, as any HTTP/2 server does, then says
     nothing more: the stranger the first probe let through, after which Ray waited minutes."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    held: list[socket.socket] = []
-
-    def serve(conn: socket.socket) -> None:
-        try:
-            conn.recv(24)  # the preface
-            conn.sendall(SETTINGS_FRAME)
-            while conn.recv(65536):
-                pass
-        except OSError:
-            pass
-
-    def accept() -> None:
-        while True:
-            try:
-                conn = server.accept()[0]
-            except OSError:
-                return
-            held.append(conn)
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
-    yield int(server.getsockname()[1])
-    server.close()
-    for conn in held:
-        conn.close()
+    with responder(SETTINGS_FRAME) as port:
+        yield port
 
 
 def grpc_server(answer: Callable[[str], str | None]) -> tuple[Any, int]:

@@ -1639,3 +1639,52 @@ def test_rllib_table_sizes_are_refused_not_truncated() -> None:
         MixedTablesEnv({"table_sizes": [4.9]})
     with pytest.raises(PopeJoanError, match="reward_scale must be a number greater than 0"):
         MixedTablesEnv({"reward_scale": float("nan")})
+
+
+@pytest.mark.parametrize("mode", [["ansi"], 5, b"ansi", {"ansi": 1}, np.array(["ansi"]), "ansi_list", "human"])
+def test_gymnasium_make_names_a_render_mode_that_is_not_ours(mode: Any) -> None:
+    # Gymnasium judged render_mode against the class's metadata before building the env: anything but a string was
+    # its AttributeError ("'list' object has no attribute 'endswith'") or TypeError, never a PopeJoanError.
+    gym = pytest.importorskip("gymnasium")
+    import popejoan_env
+
+    gym.register_envs(popejoan_env)
+    with pytest.raises(PopeJoanError, match=r"^render_mode must be None or one of \['ansi'\], got ") as refused:
+        gym.make("popejoan/PopeJoan-v2", render_mode=mode)
+    assert len(str(refused.value).splitlines()) == 1
+    assert gym.make("popejoan/PopeJoan-v2", render_mode="ansi").unwrapped.render_mode == "ansi"
+
+
+@pytest.mark.parametrize("mode", [np.array(["ansi"]), ["ansi"], b"ansi"])
+def test_the_aec_env_names_a_render_mode_that_is_not_a_string(mode: Any) -> None:
+    # an array was numpy's "truth value of an array is ambiguous" (a ValueError, not ours)
+    from popejoan_env.envs.pettingzoo_aec import raw_env
+
+    with pytest.raises(PopeJoanError, match=r"^render_mode must be None or one of \['human', 'ansi'\]"):
+        raw_env(render_mode=mode)
+
+
+def test_deals_per_episode_have_one_bound_in_the_envs_and_the_commands() -> None:
+    # The envs took any number of deals per episode (10**30 too) where train's --deals-per-episode stopped at 1,000.
+    from popejoan_env.__main__ import build_parser
+    from popejoan_env.checks import MAX_EPISODE_DEALS
+    from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv
+    from popejoan_env.envs.pettingzoo_aec import raw_env
+    from popejoan_env.envs.sb3_vec_env import BatchVecEnv
+    from popejoan_env.training.ppo import Args as PPOArgs
+    import dataclasses
+
+    said = set()
+    for too_many in (MAX_EPISODE_DEALS + 1, 10**30):
+        for make in (lambda: PopeJoanGymEnv(deals=too_many), lambda: BatchVecEnv(2, deals=too_many),
+                     lambda: raw_env(deals=too_many)):
+            with pytest.raises(PopeJoanError, match=r"^deals \(per episode\) must be an integer 1..1,000") as refused:
+                make()
+            said.add(str(refused.value))
+    assert len(said) == 2, said  # the same words everywhere (the value shown aside)
+    assert raw_env(deals=MAX_EPISODE_DEALS).deals_per_episode == PopeJoanGymEnv(deals=MAX_EPISODE_DEALS).deals
+    kinds = {f.name: f.metadata["kind"] for f in dataclasses.fields(PPOArgs)}
+    assert kinds["deals_per_episode"].high == MAX_EPISODE_DEALS
+    play = next(a for a in build_parser()._subparsers._group_actions[0].choices["play"]._actions
+                if a.dest == "deals")
+    assert play.type.high == MAX_EPISODE_DEALS

@@ -50,6 +50,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from loopback import responder
 from popejoan_env.__main__ import main
 from popejoan_env.envs.pettingzoo_aec import env as aec_env
 from popejoan_env.envs.pettingzoo_aec import raw_env
@@ -619,9 +620,11 @@ def test_rounds_state_bytes_resume_usable_rounds_or_are_refused(
 
 # ===================================================================== gymnasium.make and the environments' arguments
 GYM_ARGUMENTS = ("players", "rules", "opponents", "max_snapshots", "deals", "reward_scale", "balance_range",
-                 "illegal_action", "illegal_reward", "lone_leads")
-"""The arguments of ``gymnasium.make("popejoan/PopeJoan-v2", ...)`` whose values the env checks (Gymnasium reads
-``render_mode`` itself before the env does: a list there is its AttributeError)."""
+                 "illegal_action", "illegal_reward", "lone_leads", "render_mode")
+"""The arguments of ``gymnasium.make("popejoan/PopeJoan-v2", ...)`` whose values the env checks (``render_mode``
+too: the registered builder is a function, so Gymnasium no longer judges it first)."""
+AEC_ARGUMENTS = ("players", "rules", "render_mode", "auto_forced", "deals", "dealer")
+"""The AEC env's arguments."""
 
 
 @fuzz(120)
@@ -645,6 +648,20 @@ def test_gymnasium_make_builds_a_playable_env_or_refuses_in_one_line(kwargs: dic
     assert np.isfinite(reward)
 
 
+@fuzz(80)
+@given(kwargs=st.dictionaries(st.sampled_from(AEC_ARGUMENTS), junk | st.sampled_from(["ansi", "human", 10**4, 1001]),
+                              min_size=1, max_size=3))
+def test_the_aec_env_builds_a_playable_env_or_refuses_in_one_line(kwargs: dict[str, Any]) -> None:
+    try:
+        env = raw_env(**kwargs)
+    except PopeJoanError as err:
+        assert len(str(err).splitlines()) == 1 and len(str(err)) < 1000
+        return
+    assert 1 <= env.deals_per_episode <= 1000 and env.render_mode in (None, "ansi", "human")
+    env.reset(seed=0)
+    check_aec_spaces(env)
+
+
 @fuzz(60)
 @given(hidden=st.integers(1, 65536), critic=st.integers(1, 65536), frames=st.integers(1, 10**7),
        players=st.integers(3, 8))
@@ -665,43 +682,76 @@ def test_train_mappo_networks_are_refused_or_fit_a_model_file(hidden: int, criti
     assert counted == sum(p.numel() for p in mappo.Actor(hidden).parameters()) if hidden <= 256 else True
 
 
-# ===================================================================== Ray addresses that are not Ray
-@contextlib.contextmanager
-def _responder(reply: bytes, close: bool) -> Any:
-    """A loopback port whose every connection gets ``reply`` after the client's first bytes, then is closed
-    (``close``) or left open and silent."""
-    import socket
-    import threading
+# ===================================================================== exploit:AGENT specs
+EXPLOIT_KEYS = ("worlds", "draws", "rounds", "confidence", "posterior", "decisions", "continuation")
+EXPLOIT_VALUES = ("0", "1", "2", "8", "64", "65", "4096", "4097", "-1", "nan", "inf", "1e3", "8.0", "٣", "1_0", "",
+                  "9" * 4000, "agent", "sampled", "none", "random", "exploit", "pimc", "x.zip", "True", "100", "100.5")
+EXPLOIT_AGENTS = ("random", "stops_first", "lowest", "exploit:random", "exploit", "no_such", "x.zip", "", "random:a=1",
+                  "pimc:samples=2", "os:getcwd", "EXPLOIT:random", "y" * 5000)
 
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    held: list[Any] = []
 
-    def serve() -> None:
-        while True:
-            try:
-                conn = server.accept()[0]
-            except OSError:
-                return
-            held.append(conn)
-            try:
-                conn.recv(24)
-                conn.sendall(reply)
-                if close:
-                    conn.close()
-            except OSError:
-                pass
+@fuzz(150)
+@given(options=st.lists(st.tuples(st.sampled_from(EXPLOIT_KEYS) | st.text(max_size=6),
+                                  st.sampled_from(EXPLOIT_VALUES) | st.text(max_size=6)), max_size=5),
+       agent=st.sampled_from(EXPLOIT_AGENTS) | st.text(max_size=8), spaces=st.booleans())
+def test_an_exploit_spec_builds_a_bounded_best_response_or_is_refused_in_one_line(
+        options: list[tuple[str, str]], agent: str, spaces: bool) -> None:
+    from popejoan_env.players import make_player
+    from popejoan_env.players.best_response import (MAX_CONFIDENCE, MAX_DECISIONS, MAX_ROUNDS, MAX_WORLDS,
+                                                    BestResponsePlayer)
 
-    threading.Thread(target=serve, daemon=True).start()
+    glue = " : " if spaces else ":"
+    spec = glue.join(["exploit", *(f"{k}={v}" for k, v in options), agent])
     try:
-        yield int(server.getsockname()[1])
+        player = make_player(spec, seed=0)
+    except PopeJoanError as err:
+        assert len(str(err).splitlines()) == 1 and len(str(err)) < 1000, spec
+        return
+    assert isinstance(player, BestResponsePlayer)
+    assert 1 <= player.worlds <= player.draws <= MAX_WORLDS and 1 <= player.rounds <= MAX_ROUNDS
+    assert 1 <= player.decisions <= MAX_DECISIONS and 0 <= player.confidence <= MAX_CONFIDENCE
+    assert not isinstance(player.others, BestResponsePlayer) and not isinstance(player.own, BestResponsePlayer)
+
+
+# ===================================================================== module:factory players
+@fuzz(60)
+@given(name=st.sampled_from(["mine", "", "a\nb", "n" * 101, 10**5000, None, b"x"]) | st.text(max_size=12),
+       answer=st.sampled_from([0, 22.7, "AS", None, True, -1, 99, 10**100, [1], "x" * 10_000, "legal"]),
+       raises=st.sampled_from([None, ValueError("a\nb"), SystemExit(0), GeneratorExit(), MemoryError()]),
+       in_reset=st.booleans())
+def test_a_factory_player_plays_or_is_refused_in_one_line_whatever_it_does(
+        name: Any, answer: Any, raises: BaseException | None, in_reset: bool, tmp_path_factory: Any) -> None:
+    import sys
+
+    from popejoan_env.players import make_player
+    from popejoan_env.tournament import run_duplicate
+
+    class Own:
+        def reset(self, seed: Any = None) -> None:
+            if raises is not None and in_reset:
+                raise raises
+
+        def act(self, view: Any) -> Any:
+            if raises is not None and not in_reset:
+                raise raises
+            return min(view.legal) if answer == "legal" else answer
+
+    player = Own()
+    player.name = name  # type: ignore[attr-defined]
+    module = types.ModuleType("fuzz_own_agent")
+    module.make = lambda seed=None: player  # type: ignore[attr-defined]
+    sys.modules["fuzz_own_agent"] = module
+    try:
+        result = run_duplicate(["fuzz_own_agent:make", "random"], deals=1, seed=1, seats=3)
+    except PopeJoanError as err:
+        assert len(str(err).splitlines()) == 1 and len(str(err)) < 600, str(err)[:300]
+        return
     finally:
-        server.close()
-        for conn in held:
-            conn.close()
+        del sys.modules["fuzz_own_agent"]
+    assert answer == "legal" and raises is None and result is not None
 
 
+# ===================================================================== Ray addresses that are not Ray
 @fuzz(8)
 @given(reply=st.binary(max_size=64) | st.builds(lambda tail: bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]) + tail,
                                                  st.binary(max_size=64)),
@@ -715,7 +765,7 @@ def test_an_address_answering_anything_but_ray_is_refused_within_the_probe_time(
     from unittest import mock
 
     # A shorter probe time, so the examples that wait for it run quickly; the time bound is the same rule.
-    with _responder(reply, close) as port, mock.patch.object(cluster, "PROBE_SECONDS", 0.5):
+    with responder(reply, close) as port, mock.patch.object(cluster, "PROBE_SECONDS", 0.5):
         start = time.perf_counter()
         with pytest.raises(cluster.ClusterError, match="is not Ray") as refused:
             cluster._probe(f"{'ray://' if client else ''}127.0.0.1:{port}")

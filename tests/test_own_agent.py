@@ -95,3 +95,195 @@ def test_a_factory_or_module_that_calls_exit_is_refused_not_a_silent_success(
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, (done.returncode, done.stderr)
     assert not list(tmp_path.glob("r*"))
+
+
+# ===================================================================== the attack pass on module:factory (issue 42)
+BROKEN = textwrap.dedent('''
+    class Boom(BaseException):
+        pass
+
+
+    class Base:
+        name = "base"
+
+        def reset(self, seed=None):
+            pass
+
+        def act(self, view):
+            return min(view.legal)
+
+
+    def raises_base(seed=None):
+        raise Boom("not an Exception")
+
+
+    def raises_generator_exit(seed=None):
+        raise GeneratorExit("closed")
+
+
+    def raises_lines(seed=None):
+        raise ValueError("line one\\nline two\\n" + "z" * 5000)
+
+
+    def interrupted(seed=None):
+        raise KeyboardInterrupt
+
+
+    def named(name):
+        player = Base()
+        player.name = name
+        return player
+
+
+    def huge_name(seed=None):
+        return named(10**5000)
+
+
+    def long_name(seed=None):
+        return named("n" * 100_000)
+
+
+    def two_line_name(seed=None):
+        return named("a\\nb")
+
+
+    def uncallable(seed=None):
+        player = Base()
+        player.act = 5
+        return player
+
+
+    class ActRaises(Base):
+        name = "act_raises"
+
+        def act(self, view):
+            raise ValueError("my act is broken\\nsecond line")
+
+
+    class ActExits(Base):
+        name = "act_exits"
+
+        def act(self, view):
+            raise SystemExit(0)
+
+
+    class ResetRaises(Base):
+        name = "reset_raises"
+
+        def reset(self, seed=None):
+            raise RuntimeError("reset broken")
+
+
+    class Floaty(Base):
+        name = "floaty"
+
+        def act(self, view):
+            return min(view.legal) + 0.7
+
+
+    class Texty(Base):
+        name = "texty"
+
+        def act(self, view):
+            return "AS" * 50_000
+
+
+    def act_raises(seed=None):
+        return ActRaises()
+
+
+    def act_exits(seed=None):
+        return ActExits()
+
+
+    def reset_raises(seed=None):
+        return ResetRaises()
+
+
+    def floaty(seed=None):
+        return Floaty()
+
+
+    def texty(seed=None):
+        return Texty()
+''')
+
+
+@pytest.fixture()
+def broken(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
+    """``broken_agents.py`` on ``sys.path``: factories and players that fail in every way found."""
+    (tmp_path / "broken_agents.py").write_text(BROKEN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "broken_agents", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize("factory, says", [
+    ("raises_base", "raised Boom: not an Exception"),  # was: the BaseException itself, a traceback
+    ("raises_generator_exit", "raised GeneratorExit: closed"),
+    ("raises_lines", "raised ValueError: line one line two zzz"),  # was: a refusal of 5,000+ characters, 3 lines
+    ("huge_name", "name is not a line of 1..100 printable characters"),  # was: accepted; a report could not show it
+    ("long_name", "name is not a line of 1..100 printable characters"),  # was: a 100 kB name in every row
+    ("two_line_name", "name is not a line of 1..100 printable characters"),  # was: a report's row in two lines
+    ("uncallable", "returned"),
+])
+def test_a_factory_that_fails_or_returns_an_unusable_player_is_refused_in_one_line(
+        broken: pathlib.Path, factory: str, says: str) -> None:
+    with pytest.raises(UnknownPlayerError, match=says) as refused:
+        make_player(f"broken_agents:{factory}")
+    assert len(str(refused.value).splitlines()) == 1 and len(str(refused.value)) < 600
+
+
+def test_a_ctrl_c_in_a_factory_stays_an_interruption(broken: pathlib.Path) -> None:
+    # a slow import or factory interrupted by Ctrl-C: the command's "interrupted" and 130, not a refusal of the agent
+    with pytest.raises(KeyboardInterrupt):
+        make_player("broken_agents:interrupted")
+
+
+@pytest.mark.parametrize("factory, says", [
+    ("act_raises", "player 'act_raises': act() raised ValueError: my act is broken second line"),
+    ("act_exits", "player 'act_exits': act() raised SystemExit"),  # was: the command ended, status 0, no report
+    ("reset_raises", "player 'reset_raises': reset() raised RuntimeError: reset broken"),
+])
+def test_a_player_whose_own_code_raises_is_named_in_one_line_by_every_command(
+        broken: pathlib.Path, factory: str, says: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # was: the player's exception and a traceback (evaluate, benchmark, play, exploit)
+    from popejoan_env.__main__ import main
+
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO(""))
+    spec = f"broken_agents:{factory}"
+    for argv in (["evaluate", spec, "--quick", "--opponents", "random", "--out", "e"],
+                 *([["play", "--opponents", spec, "--seed", "1"]] if "act" in factory else []),  # no reset in play
+                 ["exploit", spec, "--posterior", "none", "--small", "--deals", "2", "--worlds", "2", "--out", "x"]):
+        capsys.readouterr()
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert says in err and len(err.strip().splitlines()) == 1, (argv, err)
+    written = [os.path.join(d, f) for d, _, files in os.walk(broken) for f in files if "__pycache__" not in d]
+    assert written == [str(broken / "broken_agents.py")], written  # no report, no state file
+
+
+@pytest.mark.parametrize("factory", ["floaty", "texty"])
+def test_an_answer_that_is_no_legal_card_is_refused_everywhere_never_truncated(broken: pathlib.Path,
+                                                                                factory: str) -> None:
+    # The search's playouts, the small game's check and AIVAT took int() of the answer: 22.7 was played as 22.
+    from popejoan_env import Deal, Rules
+    from popejoan_env.errors import IllegalActionError
+    from popejoan_env.evaluate.exploit_search import best_response
+    from popejoan_env.table import play_until
+    from popejoan_env.tournament import run_duplicate
+
+    import numpy as np
+
+    spec = f"broken_agents:{factory}"
+    deal = Deal.new(Rules.preset("modern"), 4, 0, np.random.default_rng(1))
+    makers = [lambda: run_duplicate([spec, "random"], deals=2, seed=1, seats=3),
+              lambda: play_until(deal, [make_player(spec)] * 4),
+              lambda: best_response(spec, {"posterior": "none", "worlds": 2, "draws": 2}).act(
+                  __import__("popejoan_env.seat_view", fromlist=["x"]).seat_view(deal, deal.to_act))]
+    for make in makers:
+        with pytest.raises(IllegalActionError, match="chose badly") as refused:
+            make()
+        assert len(str(refused.value)) < 600

@@ -89,7 +89,7 @@ import numpy as np
 from gymnasium import spaces
 
 from popejoan_env.cards import NUM_CARD_IDS
-from popejoan_env.checks import as_int, as_seed, brief, check_reward_scale, split_list
+from popejoan_env.checks import as_int, as_seed, brief, check_render_mode, check_reward_scale, episode_deals, split_list
 from popejoan_env.engine import Deal
 from popejoan_env.envs.pettingzoo_aec import ILLEGAL_REWARD
 from popejoan_env.errors import IllegalActionError, PopeJoanError
@@ -101,7 +101,7 @@ from popejoan_env.seat_view import seat_view
 from popejoan_env.session import Session
 from popejoan_env.table import play_until
 
-__all__ = ["ILLEGAL_ACTIONS", "SELF", "OpponentMixError", "PopeJoanGymEnv", "make_vec_env", "parse_mix",
+__all__ = ["ILLEGAL_ACTIONS", "SELF", "OpponentMixError", "PopeJoanGymEnv", "make_gym_env", "make_vec_env", "parse_mix",
            "table_sizes"]
 
 ILLEGAL_ACTIONS = ("terminate", "raise")
@@ -110,10 +110,9 @@ ILLEGAL_ACTIONS = ("terminate", "raise")
 
 def episode_options(deals: object, balance_range: object) -> tuple[int, tuple[int, int] | None]:
     """Deals per episode and the range starting balances are drawn from, checked (a PopeJoanError names a bad one)."""
-    if as_int(deals) is None or deals < 1:  # type: ignore[operator]
-        raise PopeJoanError(f"deals per episode must be a positive integer, got {brief(deals)}")
+    count = episode_deals(deals)
     if balance_range is None:
-        return int(deals), None  # type: ignore[call-overload]
+        return count, None
     try:
         lo, hi = (int(x) for x in balance_range)  # type: ignore[union-attr]
     except (TypeError, ValueError):
@@ -125,7 +124,7 @@ def episode_options(deals: object, balance_range: object) -> tuple[int, tuple[in
     if max(-lo, hi) > limit:
         raise PopeJoanError(f"balance_range must lie within ±{limit:,} (the observation's bound), "
                             f"got {brief(balance_range)}")
-    return int(deals), (lo, hi)  # type: ignore[call-overload]
+    return count, (lo, hi)
 
 
 def illegal_options(illegal_action: object, illegal_reward: object) -> tuple[str, float]:
@@ -184,15 +183,13 @@ class PopeJoanGymEnv(gym.Env):
         illegal_action: str = "terminate",
         illegal_reward: float = ILLEGAL_REWARD,
     ) -> None:
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.rules = resolve_rules(rules)
         self.table_sizes = table_sizes(players)
         self.deals, self.balance_range = episode_options(deals, balance_range)
         self.illegal_action, self.illegal_reward = illegal_options(illegal_action, illegal_reward)
         self.lone_leads = bool(lone_leads)
         self.reward_scale = check_reward_scale(reward_scale)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise PopeJoanError(f"render_mode must be None or 'ansi', got {brief(render_mode)}")
-        self.render_mode = render_mode
         self.observation_space = spaces.Box(*bounds(), shape=(OBS_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(NUM_CARD_IDS)
         self.pool = OpponentPool(opponents, self.rules, snapshots=snapshots, max_snapshots=max_snapshots,
@@ -343,6 +340,13 @@ class PopeJoanGymEnv(gym.Env):
         encoder = self._encoder
         encoder.sync()
         return encoder.observe(self._learner)
+
+
+def make_gym_env(**kwargs: Any) -> PopeJoanGymEnv:
+    """``PopeJoanGymEnv(**kwargs)``: what ``gymnasium.make`` builds (``GYMNASIUM_ENTRY_POINT``)."""
+    # A function, not the class: gymnasium.make reads its creator's ``metadata`` to judge render_mode before calling
+    # it (a render_mode that is not a string failed in there, an AttributeError); so the env's own check names it.
+    return PopeJoanGymEnv(**kwargs)
 
 
 def make_vec_env(

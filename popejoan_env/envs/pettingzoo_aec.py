@@ -239,7 +239,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from popejoan_env.cards import NUM_CARD_IDS, names_of
-from popejoan_env.checks import as_int, as_seed, brief
+from popejoan_env.checks import as_int, as_seed, brief, check_render_mode, episode_deals
 from popejoan_env.engine import Deal, check_seat, parse_balances, parse_board
 from popejoan_env.envs.registration import ENV_VERSION
 from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError, PopeJoanError
@@ -358,20 +358,16 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         super().__init__()
         EzPickle.__init__(self, players, rules, render_mode=render_mode, auto_forced=auto_forced, deals=deals,
                           dealer=dealer)
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         check_players(players)
         self.rules: Rules = resolve_rules(rules)
-        if as_int(deals) is None or deals < 1:
-            raise PopeJoanError(f"deals must be a positive integer (deals with play per episode), got {brief(deals)}")
+        self.deals_per_episode = episode_deals(deals)
         if dealer is not None:
             if as_int(dealer) is None or not 0 <= dealer < players:
                 raise PopeJoanError(f"dealer must be None (random) or a seat 0..{players - 1}, got {brief(dealer)}")
             dealer = int(dealer)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise PopeJoanError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {brief(render_mode)}")
         self.players = players
-        self.render_mode = render_mode
         self.auto_forced = bool(auto_forced)
-        self.deals_per_episode = int(deals)
         self.first_dealer = dealer
 
         self.possible_agents = [f"player_{i}" for i in range(players)]

@@ -31,8 +31,8 @@ ENV_VERSION = 2
 """The environments' version: the ``v2`` of every id (bumped when observations, actions or rewards change)."""
 GYMNASIUM_ID = f"popejoan/PopeJoan-v{ENV_VERSION}"
 """Gymnasium id of ``PopeJoanGymEnv`` (``gymnasium.make(GYMNASIUM_ID, players=4, ...)``)."""
-GYMNASIUM_ENTRY_POINT = "popejoan_env.envs.gymnasium_env:PopeJoanGymEnv"
-"""What ``gymnasium.make`` builds: imported only then."""
+GYMNASIUM_ENTRY_POINT = "popejoan_env.envs.gymnasium_env:make_gym_env"
+"""What ``gymnasium.make`` calls (``PopeJoanGymEnv``'s builder): imported only then."""
 
 
 def register_gymnasium() -> None:

@@ -39,7 +39,9 @@ import numpy as np
 
 from popejoan_env.engine import Deal
 from popejoan_env.evaluate import dealset
+from popejoan_env.checks import as_int, brief
 from popejoan_env.players import Player, make_player
+from popejoan_env.players.base import ask, call_act, call_reset
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import SeatView, seat_view
 from popejoan_env.tournament.runner import player_seed
@@ -100,14 +102,14 @@ class _Game:
         ent = self.at[seat]
         view = seat_view(deal, seat)
         start = time.perf_counter()
-        card = int(self.players[ent].act(view))
+        card = as_int(call_act(self.players[ent], view))
         self.think[ent] += time.perf_counter() - start
         self.decisions[ent] += 1
-        if card not in legal:
+        if card is None or card not in legal:
             from popejoan_env.errors import IllegalActionError
 
-            raise IllegalActionError(f"player {self.players[ent].name!r} at seat {seat} chose {card}, not one of "
-                                     f"{legal}")
+            raise IllegalActionError(f"player {brief(self.players[ent].name, 100)} at seat {seat} chose badly: not "
+                                     f"one of {legal}")
         if self.kinds[ent] is not None:
             self.log.append((deal.copy(), seat, card, list(legal)))
         return card
@@ -120,8 +122,8 @@ class _Game:
             kind = self.kinds[ent]
             if kind == "sampled":
                 twin = self.twins[ent]
-                twin.reset(int(np.random.SeedSequence([SALT, *self.seeds, t]).generate_state(1)[0]))
-                other = int(twin.act(seat_view(h, seat)))
+                call_reset(twin, int(np.random.SeedSequence([SALT, *self.seeds, t]).generate_state(1)[0]))
+                other = ask(twin, seat_view(h, seat))
                 if other == card:
                     continue
                 v = _values(h, [card, other], lone)
@@ -162,7 +164,7 @@ def play_deals(agent: Player, opponent: Player, agent_spec: str, opponent_spec: 
             for r in range(seats):
                 at = [lone if s == r else field for s in range(seats)]
                 for ent in sorted(set(at)):
-                    players[ent].reset(player_seed(seed, d, 0, li, r, ent))
+                    call_reset(players[ent], player_seed(seed, d, 0, li, r, ent))
                 game = _Game(players, twins, at, kinds, (seed, d, li, r))
                 deal = base.copy()
                 deal.play_out(game.choose)

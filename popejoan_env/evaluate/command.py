@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from popejoan_env.cli import Integer
+from popejoan_env.cli import Integer, file_name
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.evaluate import dealset, panel
 from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--opponents", default=None, metavar="LIST",
                         help=f"a comma list of {panel.VERSION}'s players to play (default all: "
                              f"{','.join(panel.PANEL)})")
-    parser.add_argument("--out", default=None, metavar="PREFIX",
+    parser.add_argument("--out", type=file_name, default=None, metavar="PREFIX",
                         help="write PREFIX.json, PREFIX.md, PREFIX.txt (and PREFIX.state.json while it runs, to "
                              "resume from); default evaluations/<agent>_<preset>_<seats>p_<deals>")
     parser.add_argument("--backend", choices=BACKENDS, default="local",

@@ -27,6 +27,7 @@ import numpy as np
 from popejoan_env.cards import parse_card
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError
+from popejoan_env.players.base import ask, call_reset
 from popejoan_env.search.posterior import ViewPolicy, view_seed
 from popejoan_env.rules import SMALL_PACK_PLAYERS, Rules
 from popejoan_env.seat_view import SeatView, seat_view
@@ -73,7 +74,7 @@ class PolicyPlayer:
 
 def _one_hot(player: Any) -> ViewPolicy:
     def function(view: SeatView) -> dict[int, float]:
-        return {int(player.act(view)): 1.0}
+        return {ask(player, view): 1.0}
 
     return ViewPolicy(function, player.name)
 
@@ -89,8 +90,8 @@ def agent_policy(spec: str, *, salt: int = 0) -> ViewPolicy:
     player = make_player(spec, seed=0)
     if player.name.startswith("pimc"):
         def seeded(view: SeatView) -> dict[int, float]:
-            player.reset(view_seed(view, salt))
-            return {int(player.act(view)): 1.0}
+            call_reset(player, view_seed(view, salt))
+            return {ask(player, view): 1.0}
 
         return ViewPolicy(seeded, f"{player.name}, re-seeded by the view")
     return _one_hot(player)
@@ -173,7 +174,7 @@ def check(policy: ViewPolicy, seat: int, *, deals: int = DEALS, seed: int = 1, w
         search.reset(seeds[-1])
         players: list[Any] = [PolicyPlayer(policy, seeds[s]) for s in range(SMALL_PACK_PLAYERS)]
         players[seat] = search
-        deal.play_out(lambda dl, legal: int(players[dl.to_act].act(seat_view(dl, dl.to_act))))
+        deal.play_out(lambda dl, legal: ask(players[dl.to_act], seat_view(dl, dl.to_act)))
         found.append(deal.delta[seat] - values.on_policy[d])
         exact.append(values.best_response[d] - values.on_policy[d])
     g, e = np.array(found), np.array(exact)

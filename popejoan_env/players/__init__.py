@@ -38,7 +38,7 @@ import os
 import re
 import sys
 
-from popejoan_env.checks import brief
+from popejoan_env.checks import brief, one_line
 from popejoan_env.nets.model_file import ModelFileError
 from popejoan_env.nets.shipped import SHIPPED, SHIPPED_MODEL, shipped_model
 from popejoan_env.players.base import Player, ScriptedPlayer, UnknownPlayerError
@@ -72,6 +72,8 @@ OPENSPIEL: dict[str, str] = {"openspiel_ismcts": "IsmctsPlayer", "openspiel_nfsp
 """OpenSpiel's algorithms as players (``openspiel_players``, imported when asked for: it needs OpenSpiel)."""
 
 
+MAX_NAME_CHARS = 100
+"""Longest name of a ``module:factory`` player (its reports' rows and refusals name it)."""
 FACTORY_SPEC = re.compile(r"(?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):(?P<factory>[A-Za-z_]\w*)")
 """A researcher's own player: ``module:factory``, a dotted module and a function in it that returns a player."""
 
@@ -114,7 +116,7 @@ def parse_exploit_spec(spec: str) -> tuple[dict[str, int | float | str], str]:
     head, sep, rest = spec.strip().partition(":")
     if head.strip() != EXPLOIT or not sep:
         raise UnknownPlayerError(f"a best response spec is {EXPLOIT}:AGENT (options first: "
-                                 f"{EXPLOIT}:worlds=8:AGENT), got {spec!r}")
+                                 f"{EXPLOIT}:worlds=8:AGENT), got {brief(spec, 200)}")
     options: dict[str, int | float | str] = {}
     while True:
         item, sep, after = rest.partition(":")
@@ -123,19 +125,21 @@ def parse_exploit_spec(spec: str) -> tuple[dict[str, int | float | str], str]:
             break
         key = key.strip()
         if key not in OPTIONS:
-            raise UnknownPlayerError(f"{EXPLOIT}: unknown option {key!r} in {spec!r}; options are {list(OPTIONS)} "
+            raise UnknownPlayerError(f"{EXPLOIT}: unknown option {brief(key)} in {brief(spec, 200)}; options are "
+                                     f"{list(OPTIONS)} "
                                      "(an agent whose spec starts with name=value: write ./ before a file's name)")
         if key in options:
-            raise UnknownPlayerError(f"{EXPLOIT}: option {key!r} given twice in {spec!r}")
+            raise UnknownPlayerError(f"{EXPLOIT}: option {key!r} given twice in {brief(spec, 200)}")
         options[key] = _number(value.strip())
         rest = after if sep else ""
         if not sep:
             break
     agent = rest.strip()
     if not agent:
-        raise UnknownPlayerError(f"{EXPLOIT}: no agent after the options in {spec!r} ({EXPLOIT}:AGENT)")
+        raise UnknownPlayerError(f"{EXPLOIT}: no agent after the options in {brief(spec, 200)} ({EXPLOIT}:AGENT)")
     if _name_of(agent) == EXPLOIT:
-        raise UnknownPlayerError(f"{EXPLOIT}: the agent of a best response cannot be a best response ({spec!r})")
+        raise UnknownPlayerError(f"{EXPLOIT}: the agent of a best response cannot be a best response "
+                                 f"({brief(spec, 200)})")
     return options, agent
 
 
@@ -204,10 +208,12 @@ def _from_factory(spec: str, module: str, factory: str, seed: int | None) -> Pla
     """The player ``module:factory`` builds; an UnknownPlayerError when the import, the call or the result fails."""
     try:
         own = _import_own(module)
-    except (Exception, SystemExit) as err:  # noqa: BLE001 - the researcher's module: whatever it raises, named
+    except KeyboardInterrupt:  # Ctrl-C during a slow import: the command's one line and status 130
+        raise
+    except BaseException as err:  # noqa: BLE001 - the researcher's module: whatever it raises, named
         # in one line (a sys.exit() in it too: it would end the command with status 0 and no report)
         raise UnknownPlayerError(f"player spec {brief(spec, 200)}: cannot import module {module!r} "
-                                 f"({type(err).__name__}: {err})") from None
+                                 f"({type(err).__name__}: {one_line(str(err))})") from None
     make = getattr(own, factory, None)
     if make is None:
         where = getattr(own, "__file__", None) or ""
@@ -226,13 +232,22 @@ def _from_factory(spec: str, module: str, factory: str, seed: int | None) -> Pla
         takes_seed = False
     try:
         player = make(seed=seed) if takes_seed else make()
-    except (Exception, SystemExit) as err:  # noqa: BLE001 - the researcher's factory (builtins:exit too)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # noqa: BLE001 - the researcher's factory (builtins:exit too)
         raise UnknownPlayerError(f"player spec {brief(spec, 200)}: {module}.{factory}() raised {type(err).__name__}: "
-                                 f"{err}") from None
+                                 f"{one_line(str(err))}") from None
     if not isinstance(player, Player):
         raise UnknownPlayerError(f"player spec {brief(spec, 200)}: {module}.{factory}() returned "
                                  f"{type(player).__name__}, "
                                  "not a player (it needs a name, reset(seed) and act(view))")
+    name = player.name
+    if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME_CHARS or not name.isprintable() \
+            or not (callable(player.reset) and callable(player.act)):
+        # the name heads every report's rows (one line each), and reset and act are called every game
+        raise UnknownPlayerError(f"player spec {brief(spec, 200)}: {module}.{factory}() returned a player whose "
+                                 f"name is not a line of 1..{MAX_NAME_CHARS} printable characters or whose reset or "
+                                 f"act cannot be called (name {brief(name, 60)})")
     return player
 
 

@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from popejoan_env.errors import PopeJoanError
+from popejoan_env.cards import names_of
+from popejoan_env.checks import as_int, brief, one_line
+from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.seat_view import SeatView, seat_view
 
 if TYPE_CHECKING:
@@ -53,6 +55,49 @@ class Player(Protocol):
         """The card id to play, given the ``SeatView`` of the seat to act."""
 
 
+class PlayerFailedError(PopeJoanError):
+    """A player's own ``act`` (or ``reset``) raised: a researcher's agent's bug, named in one line."""
+
+
+def call_act(player: Player, view: SeatView) -> object:
+    """``player.act(view)``; whatever the player's own code raises (a ``PopeJoanError`` and Ctrl-C aside) becomes a
+    ``PlayerFailedError`` naming the player, its cause chained (a ``sys.exit`` in it too: it would end the command
+    with its status and no word)."""
+    try:
+        return player.act(view)
+    except (PopeJoanError, KeyboardInterrupt):
+        raise
+    except BaseException as err:  # noqa: BLE001 - the player's code: whatever it raises, named
+        raise _failed(player, "act", err) from err
+
+
+def call_reset(player: Player, seed: int | None) -> None:
+    """``player.reset(seed)``, what it raises named as ``call_act`` names it."""
+    try:
+        player.reset(seed)
+    except (PopeJoanError, KeyboardInterrupt):
+        raise
+    except BaseException as err:  # noqa: BLE001 - the player's code
+        raise _failed(player, "reset", err) from err
+
+
+def _failed(player: Player, method: str, err: BaseException) -> PlayerFailedError:
+    said = one_line(str(err))
+    return PlayerFailedError(f"player {brief(getattr(player, 'name', None), 100)}: {method}() raised "
+                             f"{type(err).__name__}" + (f": {said}" if said else ""))
+
+
+def ask(player: Player, view: SeatView) -> int:
+    """The card ``player`` plays at ``view``: its answer as a legal card id of the view, else an
+    ``IllegalActionError`` naming the player (never another card: ``int(3.7)`` would play 3)."""
+    answer = call_act(player, view)
+    card = as_int(answer)
+    if card is None or card not in view.legal:
+        raise IllegalActionError(f"player {brief(getattr(player, 'name', None), 100)} chose badly: {brief(answer)} "
+                                 f"is not a legal card id; legal: {names_of(view.legal)}")
+    return card
+
+
 def act_batch(player: Player, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
     """The card ``player`` plays for the seat to act in each deal ``rows`` of ``batch`` (``legal``: [k, 52] bool,
     their legal cards): its own ``act_batch`` when it has one, else ``act`` on each seat's view."""
@@ -64,7 +109,7 @@ def act_batch(player: Player, batch: BatchDeals, rows: np.ndarray, legal: np.nda
 
 def act_on_views(player: Player, batch: BatchDeals, rows: np.ndarray) -> np.ndarray:
     """``player.act`` on the view of the seat to act in each deal ``rows`` (each rebuilt as a scalar deal)."""
-    return np.array([player.act(seat_view(batch.to_deal(row), seat))
+    return np.array([ask(player, seat_view(batch.to_deal(row), seat))
                      for row, seat in zip(rows.tolist(), batch.to_act[rows].tolist())], dtype=np.int64)
 
 

@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from popejoan_env.checks import as_int
+from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.players.base import Player, UnknownPlayerError, act_batch, legal_of
+from popejoan_env.players.base import Player, UnknownPlayerError, act_batch, ask, call_reset, legal_of
 from popejoan_env.players.stops_first import stops_first_key
 from popejoan_env.search.deviation import playout_gains
 from popejoan_env.search.posterior import (
@@ -68,6 +68,12 @@ CONTINUE = 1.0
 than this many standard errors (and not yet by ``confidence``); below it, it plays AGENT's card."""
 MAX_WORLDS = 4096
 """Most worlds (drawn or played out) a decision may take."""
+MAX_ROUNDS = 64
+"""Most rounds of worlds a decision may take (``rounds``, ``popejoan exploit --rounds``)."""
+MAX_DECISIONS = 64
+"""Most decisions of its own a sampled policy plays at each view (``decisions``, ``popejoan exploit --decisions``)."""
+MAX_CONFIDENCE = 100.0
+"""Most standard errors a card may be asked to win by (``confidence``, ``popejoan exploit --confidence``)."""
 POSTERIORS = ("agent", "sampled", "none")
 """How the drawn worlds are weighed: AGENT's known policy, its sampled frequencies, or consistency alone."""
 OPTIONS = ("worlds", "draws", "rounds", "confidence", "posterior", "decisions", "continuation")
@@ -93,11 +99,11 @@ class Batched:
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the player."""
-        self.player.reset(seed)
+        call_reset(self.player, seed)
 
     def act(self, view: SeatView) -> int:
         """The player's card."""
-        return int(self.player.act(view))
+        return ask(self.player, view)
 
     def act_batch(self, batch: BatchDeals, rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """The player's cards in the deals ``rows`` of ``batch``."""
@@ -135,10 +141,10 @@ def known_policy(player: Player, rng: np.random.Generator, *, decisions: int = S
         "(worlds weighed by consistency alone) or posterior=sampled (its frequencies over decisions of its own)")
 
 
-def _count(name: str, value: object, low: int) -> int:
+def _count(name: str, value: object, low: int, high: int = MAX_WORLDS) -> int:
     n = as_int(value)
-    if n is None or not low <= n <= MAX_WORLDS:
-        raise UnknownPlayerError(f"{EXPLOIT}: {name} must be an integer from {low} to {MAX_WORLDS:,}, got {value!r}")
+    if n is None or not low <= n <= high:
+        raise UnknownPlayerError(f"{EXPLOIT}: {name} must be an integer from {low} to {high:,}, got {brief(value)}")
     return n
 
 
@@ -159,16 +165,18 @@ class BestResponsePlayer:
         if self.draws < self.worlds and draws is not None:
             raise UnknownPlayerError(f"{EXPLOIT}: draws ({self.draws}) must be at least worlds ({self.worlds}): the "
                                      "worlds played out are drawn from those weighed")
-        self.rounds = _count("rounds", rounds, 1)
-        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence < 100:
-            raise UnknownPlayerError(f"{EXPLOIT}: confidence must be a number from 0 to 100 (standard errors), got "
-                                     f"{confidence!r}")
+        self.rounds = _count("rounds", rounds, 1, MAX_ROUNDS)
+        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or \
+                not 0 <= confidence <= MAX_CONFIDENCE:
+            raise UnknownPlayerError(f"{EXPLOIT}: confidence must be a number from 0 to {MAX_CONFIDENCE:g} (standard "
+                                     f"errors), got {brief(confidence)}")
         self.confidence = float(confidence)
         if posterior not in POSTERIORS:
-            raise UnknownPlayerError(f"{EXPLOIT}: posterior must be one of {list(POSTERIORS)}, got {posterior!r}")
-        self.decisions = _count("decisions", decisions, 1)
+            raise UnknownPlayerError(f"{EXPLOIT}: posterior must be one of {list(POSTERIORS)}, got {brief(posterior)}")
+        self.decisions = _count("decisions", decisions, 1, MAX_DECISIONS)
         if not isinstance(continuation, str) or not continuation.strip():
-            raise UnknownPlayerError(f"{EXPLOIT}: continuation must be 'agent' or a player spec, got {continuation!r}")
+            raise UnknownPlayerError(f"{EXPLOIT}: continuation must be 'agent' or a player spec, got "
+                                     f"{brief(continuation)}")
         if continuation != "agent" and make is None:
             raise UnknownPlayerError(f"{EXPLOIT}: a continuation other than the agent needs make (make_player)")
         self.posterior = posterior
@@ -177,6 +185,9 @@ class BestResponsePlayer:
         self.rng = np.random.default_rng(seed)
         self.others = self._make(None)
         """The copy of the agent that plays the other seats of the playouts."""
+        if isinstance(self.others, BestResponsePlayer):  # every other seat's every decision a search: no budget holds
+            raise UnknownPlayerError(f"{EXPLOIT}: the agent of a best response cannot be a best response "
+                                     f"({brief(self.others.name, 200)})")
         self.agent_name = agent_name or self.others.name
         if continuation == "agent":
             make_own: AgentFactory = self._make
@@ -187,6 +198,8 @@ class BestResponsePlayer:
             make_own = lambda s: make(continuation, s)  # noqa: E731 - a factory like the agent's
         self.own = make_own(None)
         """The continuation: seat 0 of the playouts."""
+        if isinstance(self.own, BestResponsePlayer):
+            raise UnknownPlayerError(f"{EXPLOIT}: the continuation cannot be a best response")
         self.reference = self._make(None)
         """A copy of the agent: the card it would play here is the search's fallback."""
         self.policy: KnownPolicy | None = None
@@ -230,9 +243,9 @@ class BestResponsePlayer:
         with, the search plays that very game, a stochastic AGENT's draws included, until it deviates."""
         self.rng = np.random.default_rng(seed)
         for copy in (self.others, self.reference, self.own):
-            copy.reset(int(self.rng.integers(2**63)))
+            call_reset(copy, int(self.rng.integers(2**63)))
         if agent_seed is not None:
-            self.reference.reset(agent_seed)
+            call_reset(self.reference, agent_seed)
         if isinstance(self.policy, SampledPolicy):
             self.policy.rng = self.rng
 
@@ -247,7 +260,7 @@ class BestResponsePlayer:
         """The legal card with the best mean counters over the kept worlds (see the module's docstring)."""
         candidates = list(view.legal)
         sampler = WorldSampler(view)
-        fallback = int(self.reference.act(view))
+        fallback = ask(self.reference, view)
         parts, weight_parts, effective = [], [], 0.0
         for done in range(1, self.rounds + 1):
             gains, weights, worth = self._round(view, sampler, candidates)

@@ -17,11 +17,12 @@ import numpy as np
 
 import popejoan_env.cluster as cluster
 from popejoan_env.cards import names_of
-from popejoan_env.checks import as_int
+from popejoan_env.checks import as_int, brief
 from popejoan_env.cli import fork_pool
 from popejoan_env.engine import Deal
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.players import Player, make_player
+from popejoan_env.players.base import call_act, call_reset
 from popejoan_env.rules import Rules, RulesLike, check_players, resolve_rules
 from popejoan_env.seat_view import seat_view
 from popejoan_env.tournament.result import TournamentResult
@@ -138,7 +139,7 @@ class _Runner:
                 for r in range(self.seats):
                     at = [lineup.entrants[(s - r) % self.seats] for s in range(self.seats)]
                     for ent in sorted(set(at)):
-                        self.players[ent].reset(player_seed(self.seed, d, g, li, r, ent))
+                        call_reset(self.players[ent], player_seed(self.seed, d, g, li, r, ent))
                     deal = base.copy()
                     self._at = at
                     deal.play_out(self._choose)
@@ -164,13 +165,14 @@ class _Runner:
         seat = deal.to_act
         ent = self._at[seat]
         start = time.perf_counter()
-        answer = self.players[ent].act(seat_view(deal, seat))
+        answer = call_act(self.players[ent], seat_view(deal, seat))
         self.think[ent] += time.perf_counter() - start
         self.decisions[ent] += 1
         card = as_int(answer)
         if card is None or card not in legal:
             raise IllegalActionError(
-                f"player {self.players[ent].name!r} at seat {seat} chose badly: {_refusal(deal, answer, legal)}"
+                f"player {brief(self.players[ent].name, 100)} at seat {seat} chose badly: "
+                f"{_refusal(deal, answer, legal)}"
             )
         return card
 
@@ -178,7 +180,7 @@ class _Runner:
 def _refusal(deal: Deal, answer: object, legal: list[int]) -> str:
     """Why ``answer`` may not be played, in the engine's words (tried on a copy, so the deal is untouched)."""
     if as_int(answer) is None:
-        return f"{answer!r} is not a card id; legal: {names_of(legal)}"
+        return f"{brief(answer)} is not a card id; legal: {names_of(legal)}"
     try:
         deal.copy().play(as_int(answer))  # type: ignore[arg-type]
     except PopeJoanError as err:

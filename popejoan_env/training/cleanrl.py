@@ -30,7 +30,7 @@ from torch.distributions import Categorical
 
 from popejoan_env.checks import split_list
 from popejoan_env.envs.gymnasium_vector_env import PopeJoanVectorEnv
-from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, PROBABILITY, RATE, SCALE, SEED
+from popejoan_env.cli import CLIP, COEFFICIENT, EPISODE_DEALS, GRAD_NORM, Integer, PROBABILITY, RATE, SCALE, SEED
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable
 from popejoan_env.observation import OBS_SIZE
@@ -51,7 +51,7 @@ class Args:
     seed: int = arg(1, "seed of the deals, the network's initialisation, the sampling and the evaluation", kind=SEED)
     preset: str = arg("modern", "rules preset: modern or victorian")
     players: int = arg(4, "table size, 3 to 8", kind=Integer(3, 8))
-    session_length: int = arg(1, "deals per session in each slot (board and balances carried)", kind=Integer(1, 1000))
+    session_length: int = arg(1, "deals per session in each slot (board and balances carried)", kind=EPISODE_DEALS)
     start_counters: int = arg(0, "balance every session starts from: 0 as the duplicate tournament's deals",
                               kind=Integer(0, 10**6))
     total_timesteps: int = arg(200_000, "decisions to train for (every seat's; forced cards and lone leads are none)",

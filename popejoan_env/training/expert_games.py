@@ -44,6 +44,7 @@ from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.engine import Deal
 from popejoan_env.observation import OBS_SIZE, encode
 from popejoan_env.players import make_player
+from popejoan_env.players.base import ask
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import SeatView
 from popejoan_env.table import play_until
@@ -143,7 +144,7 @@ def _play(expert: str, tables: Sequence[Table], balance_range: Sequence[int] | N
             player.reset(seed)
 
         def act(self, view: SeatView) -> int:
-            card = int(player.act(view))
+            card = ask(player, view)
             decisions.note(d, deal, view.legal, card, getattr(player, "last_values", {}))
             return card
 

@@ -70,7 +70,7 @@ from popejoan_env import __version__, cluster
 from popejoan_env.checks import split_list
 from popejoan_env.envs.gymnasium_env import episode_options, make_vec_env
 from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
-from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, Number, PROBABILITY, RATE, SCALE, SEED, THREADS
+from popejoan_env.cli import CLIP, COEFFICIENT, EPISODE_DEALS, GRAD_NORM, Integer, Number, PROBABILITY, RATE, SCALE, SEED, THREADS
 from popejoan_env.cli import fork_pool
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
@@ -207,7 +207,7 @@ class Args:
                          "opponents mix name:weight,...; each other seat draws a player from it every deal; 'self' = a "
                          "frozen snapshot of the learner", group=PPO)
     deals_per_episode: int = arg(1, "deals in one episode (K > 1: a session with board and balances carried)",
-                                 kind=Integer(1, 1000), group=PPO)
+                                 kind=EPISODE_DEALS, group=PPO)
     vec_env: str = arg("batch",
                        "batch: every env in one BatchVecEnv on the batch engine, opponents vectorised (fastest); "
                        "dummy: copies of the Gymnasium view in this process; subproc: one worker process per env",
