@@ -248,6 +248,24 @@ def test_benchmark_refuses_bad_backend_flags(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("command", [
+    ["train", "--backend", "ray", "--address", ""],
+    ["train", "--quick", "--backend", "ray", "--address="],
+    ["train", "--address", ""],
+    ["train-rllib", "--address", ""],
+], ids=["train", "train --quick", "train without --backend", "train-rllib"])
+def test_the_training_commands_refuse_an_address_given_empty(
+    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str],
+) -> None:
+    # left out, --address means a local Ray; given empty it names no cluster, refused as simulate refuses it (it
+    # started a local Ray and trained)
+    with pytest.raises(SystemExit) as exit_:
+        popejoan([*command, "--output-dir", str(tmp_path / "runs")])
+    assert exit_.value.code == 2
+    _one_line(capsys.readouterr().err, "a Ray address is auto, HOST:PORT")
+    assert not (tmp_path / "runs").exists()
+
+
 def test_without_ray_the_ray_backend_says_how_to_install_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:

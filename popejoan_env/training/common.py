@@ -91,6 +91,15 @@ def parse_given(cls: type[A], argv: list[str] | None, description: str) -> tuple
     return args, frozenset(vars(given))
 
 
+def check_given_address(address: str, given: frozenset[str]) -> None:
+    """Refuse an ``--address`` given empty: it names no cluster (left out, the command starts a local Ray), and
+    ``simulate``, ``tournament`` and ``evaluate`` refuse it the same way (``cluster.check_address``)."""
+    if "address" in given and not address:
+        from popejoan_env.cluster import check_address
+
+        check_address(address)
+
+
 def with_quick(args: A, given: frozenset[str], quick: dict[str, Any]) -> A:
     """``args`` with a quick mode's ``quick`` values in every field whose flag the command line did not give."""
     return dataclasses.replace(args, **{k: v for k, v in quick.items() if k not in given})  # type: ignore[type-var]

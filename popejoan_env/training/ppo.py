@@ -84,9 +84,9 @@ from popejoan_env.players.pimc import MAX_SAMPLES
 from popejoan_env.rules import Rules, check_players, parse_rules_options
 from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
 from popejoan_env.sb3_policies import SuitsPolicy, policy_values
-from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir,
-                                          parse_flags, parse_given, run_script, set_torch_threads, with_quick,
-                                          write_learning_curve, write_run_json)
+from popejoan_env.training.common import (arg, check_given_address, check_run_name, command, evaluate, format_eval,
+                                          make_run_dir, parse_flags, parse_given, run_script, set_torch_threads,
+                                          with_quick, write_learning_curve, write_run_json)
 from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
 from popejoan_env.training.rollout_games import rollout_games
 from popejoan_env.files import OutputPathError
@@ -677,7 +677,9 @@ class Beside:
 # ---------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, evaluate, save; returns the run summary written to run.json."""
-    args = apply_quick(*parse_given(Args, argv, __doc__.split("\n\n")[0]))
+    args, given = parse_given(Args, argv, __doc__.split("\n\n")[0])
+    check_given_address(args.address, given)
+    args = apply_quick(args, given)
     setup = check_args(args)  # every flag that can be wrong is checked before anything is written
     # --backend ray: the cluster is joined (or a local Ray started) once, before anything is written, for every
     # game stage of the run

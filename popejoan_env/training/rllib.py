@@ -44,8 +44,8 @@ from popejoan_env.players import make_player
 from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import Rules, check_players
 
-from popejoan_env.training.common import (arg, check_run_name, command, evaluate, format_eval, make_run_dir,
-                                          parse_flags, run_script, set_torch_threads, write_run_json)
+from popejoan_env.training.common import (arg, check_given_address, check_run_name, command, evaluate, format_eval,
+                                          make_run_dir, parse_given, run_script, set_torch_threads, write_run_json)
 
 
 @dataclasses.dataclass
@@ -202,7 +202,8 @@ def _metric(result: dict[str, Any], *path: str) -> float | None:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, checkpoint, export, evaluate; returns what run.json records."""
-    args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
+    args, given = parse_given(Args, argv, __doc__.split("\n\n")[0])
+    check_given_address(args.address, given)
     check_args(args)  # every flag that cannot work is refused before Ray starts
     import_ray()
     start = time.perf_counter()
