@@ -71,7 +71,7 @@ def test_a_state_file_without_aivat_still_resumes_and_aivat_is_refused_with_work
         tmp_path: os.PathLike[str], capsys: pytest.CaptureFixture[str]) -> None:
     settings = runner.settings("random", "modern", 4, 50, ["random"])
     assert "aivat" not in settings.to_dict()  # the settings of a state file written before --aivat existed
-    assert runner.settings("random", "modern", 4, 50, ["random"], aivat=True).to_dict()["aivat"] is True
+    assert runner.settings("random", "modern", 4, 50, ["random"], aivat=True).to_dict()["aivat"] == aivat.VALUE
     assert main(["evaluate", "random", "--deals", "50", "--aivat", "--workers", "2",
                  "--out", os.path.join(tmp_path, "r")]) == 2
     err = capsys.readouterr().err
@@ -105,6 +105,18 @@ def test_an_interrupted_aivat_evaluation_resumes_to_the_same_figures(tmp_path: o
     assert [[row[k] for k in figures] for row in resumed["opponents"]] == \
         [[row[k] for k in figures] for row in whole["opponents"]]  # the timings alone differ
     assert resumed["variance_reduction"]["opponents"] == whole["variance_reduction"]["opponents"]
+
+
+def test_corrections_made_with_another_value_function_are_not_resumed(tmp_path: os.PathLike[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # the state names the value function the corrections were made with: a later version of it (or another one)
+    # starts afresh instead of mixing its corrections with the old ones
+    from popejoan_env.errors import PopeJoanError
+
+    out = _stopped_after_one_block(tmp_path)
+    monkeypatch.setattr(aivat, "VALUE", "greedy-rollout/2")
+    with pytest.raises(PopeJoanError, match="other settings"):
+        evaluate_agent("random", deals=100, opponents="stops_first", out=out, aivat=True)
 
 
 @pytest.mark.parametrize(("change", "says"), [

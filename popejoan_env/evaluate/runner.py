@@ -49,10 +49,16 @@ class Settings:
     """Whether the agent's games record the AIVAT corrections (``aivat.play_block``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly (without ``aivat`` when it is off, so a state file written before it resumes)."""
+        """JSON-friendly: ``aivat`` is the value function's name and version when it is on (corrections made with
+        another value function belong to another evaluation), left out when it is off (so a state file written
+        before it resumes)."""
         out = dataclasses.asdict(self)
         out["opponents"] = list(self.opponents)
-        if not self.aivat:
+        if self.aivat:
+            from popejoan_env.evaluate.aivat import VALUE
+
+            out["aivat"] = VALUE
+        else:
             del out["aivat"]
         return out
 
