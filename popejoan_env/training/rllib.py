@@ -45,7 +45,8 @@ from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import Rules, check_players
 
 from popejoan_env.training.common import (arg, check_given_address, check_run_name, command, evaluate, format_eval,
-                                          make_run_dir, parse_given, run_script, set_torch_threads, write_run_json)
+                                          make_run_dir, parse_flags, parse_given, run_script, set_torch_threads,
+                                          write_run_json)
 
 
 @dataclasses.dataclass
