@@ -63,28 +63,24 @@ def call_act(player: Player, view: SeatView) -> object:
     """``player.act(view)``; whatever the player's own code raises (a ``PopeJoanError`` and Ctrl-C aside) becomes a
     ``PlayerFailedError`` naming the player, its cause chained (a ``sys.exit`` in it too: it would end the command
     with its status and no word)."""
-    try:
-        return player.act(view)
-    except (PopeJoanError, KeyboardInterrupt):
-        raise
-    except BaseException as err:  # noqa: BLE001 - the player's code: whatever it raises, named
-        raise _failed(player, "act", err) from err
+    return _guarded(player, "act", view)
 
 
 def call_reset(player: Player, seed: int | None) -> None:
     """``player.reset(seed)``, what it raises named as ``call_act`` names it."""
+    _guarded(player, "reset", seed)
+
+
+def _guarded(player: Player, method: str, argument: object) -> object:
+    """``player.<method>(argument)``, the player's own failures named (``call_act``)."""
     try:
-        player.reset(seed)
+        return getattr(player, method)(argument)
     except (PopeJoanError, KeyboardInterrupt):
         raise
-    except BaseException as err:  # noqa: BLE001 - the player's code
-        raise _failed(player, "reset", err) from err
-
-
-def _failed(player: Player, method: str, err: BaseException) -> PlayerFailedError:
-    said = one_line(str(err))
-    return PlayerFailedError(f"player {brief(getattr(player, 'name', None), 100)}: {method}() raised "
-                             f"{type(err).__name__}" + (f": {said}" if said else ""))
+    except BaseException as err:  # noqa: BLE001 - the player's code: whatever it raises, named
+        said = one_line(str(err))
+        raise PlayerFailedError(f"player {brief(getattr(player, 'name', None), 100)}: {method}() raised "
+                                f"{type(err).__name__}" + (f": {said}" if said else "")) from err
 
 
 def ask(player: Player, view: SeatView) -> int:
