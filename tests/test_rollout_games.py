@@ -132,6 +132,7 @@ def test_the_stage_is_the_default_and_is_refused_where_the_batch_engine_cannot_p
 
     args = train_ppo.parse_flags(train_ppo.Args, [], "")
     assert (args.rollout_deals, args.rollout_worlds, args.rollout_epochs, args.rollout_lr) == (25_000, 8, 2, 3e-4)
+    assert args.rollout_belief == "uniform"
     quick = train_ppo.apply_quick(*train_ppo.parse_given(train_ppo.Args, ["--quick"], ""))
     assert quick.rollout_deals == 500  # --quick keeps its minute: the stage at a small size
     assert train_ppo.apply_quick(*train_ppo.parse_given(train_ppo.Args, ["--quick", "--rounds", "0"],
@@ -145,3 +146,6 @@ def test_the_stage_is_the_default_and_is_refused_where_the_batch_engine_cannot_p
         with pytest.raises(SystemExit) as out:
             train_ppo.parse_flags(train_ppo.Args, bad, "")
         assert out.value.code == 2 and f"argument {bad[0]}: invalid value" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as out:
+        train_ppo.parse_flags(train_ppo.Args, ["--rollout-belief", "oracle"], "")
+    assert out.value.code == 2 and "argument --rollout-belief: invalid choice: 'oracle'" in capsys.readouterr().err

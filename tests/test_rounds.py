@@ -59,6 +59,17 @@ def test_a_resumed_run_trains_the_network_of_a_run_never_stopped(tmp_path: Path,
         _weights(tmp_path / "whole" / "rounds" / "round_2.zip")
 
 
+def test_a_round_that_reads_the_leads_says_so_and_learns_another_network(tmp_path: Path) -> None:
+    alike = ppo.main(["--output-dir", str(tmp_path), "--run-name", "alike", "--rounds", "1", *TINY])
+    read = ppo.main(["--output-dir", str(tmp_path), "--run-name", "read", "--rounds", "1", "--rollout-belief",
+                     "leads", *TINY])
+    assert [r.get("belief") for r in alike["rounds"]] == ["uniform"]
+    assert [r.get("belief") for r in read["rounds"]] == ["leads"]
+    assert _weights(tmp_path / "alike" / "rounds" / "round_0.zip") == _weights(tmp_path / "read" / "rounds" /
+                                                                               "round_0.zip"), "the same imitation"
+    assert _weights(tmp_path / "alike" / "model.zip") != _weights(tmp_path / "read" / "model.zip")
+
+
 def test_each_round_has_its_own_seeds() -> None:
     got = [seeds(1, k) for k in range(1, 5)]
     assert len(set(got)) == 4 and seeds(1, 1) == (40_001, 3)  # round 1 is the single stage of 0.2.0
@@ -114,6 +125,8 @@ def test_resume_reads_back_the_finished_rounds(tmp_path: Path, args: ppo.Args) -
     (lambda d: _edit(d, lambda s: s["done"][1].update(round=7)), "round 1's entry is not what"),
     (lambda d: _edit(d, lambda s: s["identity"].update(seed=2)), "--seed is 2 in this run"),
     (lambda d: _edit(d, lambda s: s["identity"].update(rollout_deals=5)), "--rollout-deals is 5 in this run"),
+    (lambda d: _edit(d, lambda s: s["identity"].update(rollout_belief="leads")),
+     "--rollout-belief is 'leads' in this run"),
     (lambda d: _edit(d, lambda s: s["identity"].pop("actor")), "--actor is '(absent)' in this run"),
 ])
 def test_a_state_that_is_not_this_runs_is_refused(tmp_path: Path, args: ppo.Args, spoil: Any, says: str) -> None:

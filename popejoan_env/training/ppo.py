@@ -88,7 +88,7 @@ from popejoan_env.training.common import (arg, check_given_address, check_run_na
                                           make_run_dir, parse_flags, parse_given, run_script, set_torch_threads,
                                           with_quick, write_learning_curve, write_run_json)
 from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
-from popejoan_env.training.rollout_games import rollout_games
+from popejoan_env.training.rollout_games import BELIEFS, rollout_games
 from popejoan_env.files import OutputPathError
 from popejoan_env.training.rounds import ResumeError, Rounds, check_place
 from popejoan_env.training.rounds import seeds as round_seeds
@@ -178,6 +178,11 @@ class Args:
                              "then learns (popejoan_env/training/rollout_games.py; full pack only)",
                              kind=Integer(1, 10**7), group=RECIPE)
     rollout_worlds: int = arg(8, "worlds a decision of a round's search", kind=Integer(1, MAX_SAMPLES), group=RECIPE)
+    rollout_belief: str = arg("uniform",
+                              "what a round's search believes of the hidden cards: uniform (every world consistent "
+                              "with what the seat knows for certain, alike) or leads (worlds kept in proportion to how "
+                              "likely the network makes the other seats' leads so far: popejoan_env/search/belief.py)",
+                              choices=BELIEFS, group=RECIPE)
     rollout_epochs: int = arg(2, "passes over a round's decisions", kind=Integer(1, 1000), group=RECIPE)
     rollout_lr: float = arg(3e-4, "Adam learning rate of a round's training", kind=RATE, group=RECIPE)
     batch_size: int = arg(512, "minibatch size of the imitation, the rollout stage and the PPO update",
@@ -622,7 +627,8 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
           f"{args.imitate_workers if args.backend == 'local' else 'Ray'} worker(s)", flush=True)
     bar = _bar(args, args.rollout_deals, f"round {k}: games")
     games = rollout_games(current_policy(model, args, setup, 0), tables_of(setup.presets, setup.table_sizes),
-                          args.rollout_deals, games_seed, worlds=args.rollout_worlds, balance_range=setup.balance_range,
+                          args.rollout_deals, games_seed, worlds=args.rollout_worlds, belief=args.rollout_belief,
+                          balance_range=setup.balance_range,
                           reward_scale=args.reward_scale, workers=args.imitate_workers, backend=args.backend,
                           address=args.address or None, on_done=None if bar is None else bar.update)
     if bar is not None:
@@ -634,7 +640,7 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
                       after_epoch=after_epoch)
     print(f"round {k}: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
-    return {"round": k, "deals": args.rollout_deals, "worlds": args.rollout_worlds,
+    return {"round": k, "deals": args.rollout_deals, "worlds": args.rollout_worlds, "belief": args.rollout_belief,
             "decisions": int(len(games.action)), "games_seconds": round(games.seconds, 1), "epochs": history}
 
 

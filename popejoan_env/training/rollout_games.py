@@ -34,28 +34,44 @@ from typing import Any
 
 import numpy as np
 
+from popejoan_env.checks import brief
+from popejoan_env.engine import Deal
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.observation import encode
 from popejoan_env.players.guided import network_gains
 from popejoan_env.players.pimc import best_lead
 from popejoan_env.players.stops import lead_candidates
+from popejoan_env.search.belief import DRAWS, Lead, lead_log_likelihood, resample
 from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.seat_view import SeatView, seat_view
 from popejoan_env.training.expert_games import Decisions, Games, Table, deal_of, gather
 from popejoan_env.training.workers import play_tasks
 
+BELIEFS = ("uniform", "leads")
+"""What a round's search believes of the hidden cards: every consistent world alike, or what the leads say."""
 GROUP = 128
 """Deals played in lockstep: their positions are evaluated in one batch (and one worker task)."""
 
 
 def card_values(policy: Any, positions: Sequence[tuple[SeatView, list[int]]], rng: np.random.Generator,
-                worlds: int) -> list[dict[int, float]]:
+                worlds: int, reading: Sequence[tuple[Deal, int, Sequence[Lead]]] | None = None
+                ) -> list[dict[int, float]]:
     """For each (view, candidates) of one rules object and table size: each candidate's importance-weighted mean
     counters for the seat to act over ``worlds`` sampled worlds, every seat of every world × candidate then played
     by ``policy`` (a numpy ``Policy``) from its own observation (``guided.network_gains``), all positions in one
-    batch."""
+    batch.  With ``reading`` (each position's deal, seat to act and the deal's leads so far), ``belief.DRAWS``
+    times as many worlds are drawn and ``worlds`` of them kept by how likely ``policy`` makes the other seats'
+    leads in each (``search.belief``)."""
     drawn, logs = [], []
-    for view, candidates in positions:
+    for i, (view, candidates) in enumerate(positions):
         sampler = WorldSampler(view)
-        hands, dead, log_weights = sampler.draw_many(rng, worlds)
+        if reading is None:
+            hands, dead, log_weights = sampler.draw_many(rng, worlds)
+        else:
+            deal, seat, leads = reading[i]
+            hands, dead, log_weights = sampler.draw_many(rng, worlds * DRAWS)
+            kept = resample(log_weights + lead_log_likelihood(policy, deal, seat, leads, hands, dead), worlds, rng)
+            hands, dead, log_weights = hands[kept], dead[kept], np.zeros(worlds)
         drawn.append((sampler.deals(hands, dead), candidates))
         logs.append(log_weights)
     out = []
@@ -66,10 +82,12 @@ def card_values(policy: Any, positions: Sequence[tuple[SeatView, list[int]]], rn
 
 
 def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, reward_scale: float, seed: int,
-                worlds: int, deals: Sequence[int]) -> Any:
-    """The decisions of the deals ``deals`` (one table), played in lockstep, each lead the best by ``card_values``."""
+                worlds: int, belief: str, deals: Sequence[int]) -> Any:
+    """The decisions of the deals ``deals`` (one table), played in lockstep, each lead the best by ``card_values``
+    (with ``belief="leads"``, over worlds that read the other seats' leads)."""
     rng = np.random.default_rng([seed, deals[0], 2])
     live = [(d, deal_of(table, balance_range, seed, d)) for d in deals]
+    leads: dict[int, list[Lead]] = {d: [] for d in deals}
     decisions = Decisions()
     while live:
         waiting = []
@@ -80,11 +98,15 @@ def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, 
             view = seat_view(deal, deal.to_act)
             waiting.append((d, deal, view, lead_candidates(view)))
         searched = [(view, cands) for _, _, view, cands in waiting if len(cands) > 1]
-        found = iter(card_values(policy, searched, rng, worlds) if searched else [])
+        reading = [(deal, deal.to_act, leads[d]) for d, deal, _, cands in waiting if len(cands) > 1] \
+            if belief == "leads" else None
+        found = iter(card_values(policy, searched, rng, worlds, reading) if searched else [])
         for d, deal, view, cands in waiting:
             values = next(found) if len(cands) > 1 else {}
             card = best_lead(view, cands, [values[c] for c in cands]) if values else cands[0]
             decisions.note(d, deal, view.legal, card, values)
+            if belief == "leads" and view.forced < 0:
+                leads[d].append(Lead(deal.to_act, encode(deal, deal.to_act), card, len(deal.plays)))
             deal.play(card)
         live = [(d, deal) for d, deal in live if d not in decisions.finals]
     return decisions.part(reward_scale)
@@ -92,24 +114,27 @@ def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, 
 
 def _task(common: tuple[Any, ...], job: tuple[Table, Sequence[int]]) -> Any:
     """``_play_group`` of one job of ``rollout_games`` (``workers.play_tasks`` runs it where the games are played)."""
-    policy, balance_range, reward_scale, seed, worlds = common
+    policy, balance_range, reward_scale, seed, worlds, belief = common
     table, deals = job
-    return _play_group(policy, table, balance_range, reward_scale, seed, worlds, deals)
+    return _play_group(policy, table, balance_range, reward_scale, seed, worlds, belief, deals)
 
 
 def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, *, worlds: int,
-                  balance_range: Sequence[int] | None, reward_scale: float, workers: int = 1, backend: str = "local",
+                  belief: str = "uniform", balance_range: Sequence[int] | None, reward_scale: float, workers: int = 1, backend: str = "local",
                   address: str | None = None, on_done: Callable[[int], None] | None = None) -> Games:
     """Deals ``0 .. deals-1`` (deal ``d`` at ``tables[d % len(tables)]``) played by the search whose rollouts
     ``policy`` plays, at every seat, in this process, ``workers`` forked processes or Ray tasks
     (``workers.play_tasks``: the same data either way); ``on_done(n)`` is told each time ``n`` more deals are
-    played."""
+    played.  ``belief``: the search's worlds are alike (``uniform``, the sampler's) or read the other seats'
+    leads by ``policy`` (``leads``, ``search.belief``)."""
+    if belief not in BELIEFS:
+        raise PopeJoanError(f"belief must be one of {list(BELIEFS)}, got {brief(belief)}")
     start = time.perf_counter()
     jobs = []
     for t, table in enumerate(tables):
         mine = list(range(t, deals, len(tables)))
         jobs += [(table, mine[a:a + GROUP]) for a in range(0, len(mine), GROUP)]
-    common = (policy, balance_range, reward_scale, seed, worlds)
+    common = (policy, balance_range, reward_scale, seed, worlds, belief)
     parts = play_tasks(_task, common, jobs, workers=workers, backend=backend, address=address,
                        on_done=None if on_done is None else lambda job: on_done(len(job[1])))
     return gather(parts, time.perf_counter() - start)
