@@ -158,3 +158,19 @@ def test_the_games_that_read_the_leads_are_the_same_for_any_number_of_workers_an
     assert not np.array_equal(np.nan_to_num(one.q[:20]), np.nan_to_num(alike.q[:20])), "other worlds, other values"
     with pytest.raises(PopeJoanError, match="belief must be one of"):
         rollout_games(policy, tables, 10, 7, belief="oracle", workers=1, **kw)
+
+
+def test_the_cost_benchmark_times_each_belief_against_alike_worlds(capsys) -> None:
+    import runpy
+    import sys
+
+    argv = sys.argv
+    try:
+        sys.argv = ["bench_rounds.py", "--deals", "3", "--worlds", "2"]
+        runpy.run_path(str(__import__("pathlib").Path(__file__).resolve().parents[1] / "benchmarks" /
+                           "bench_rounds.py"), run_name="__main__")
+    finally:
+        sys.argv = argv
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["uniform", "leads"]
+    assert lines[0].endswith("1.00x uniform")

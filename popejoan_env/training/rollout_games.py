@@ -16,6 +16,12 @@ here learns values that no seat's clairvoyance shaped.  The regret loss is
 linear in the values, so a few worlds a decision suffice: their noise averages
 out over the positions.
 
+With ``belief="leads"`` (``--rollout-belief leads``) the worlds are not all
+alike: four times as many are drawn and the kept ones resampled by how likely
+the network makes every lead the other seats made so far, with that world's
+hand of the time (``search.belief``); each deal's leads are recorded as they
+are made, with the observation of the seat that made them.
+
 Every position is evaluated at once with the others waiting in its lockstep
 group: the deals of a group (``GROUP``, one table) advance to their next real
 decision, the worlds × candidates of all of them become one ``BatchDeals``
