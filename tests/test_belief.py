@@ -54,8 +54,8 @@ class _Uniform:
         return np.zeros((len(obs), NUM_CARD_IDS), dtype=np.float32)
 
 
-@pytest.mark.parametrize("preset,ace_high,lead", [("modern", False, "lowest_of_suit"), ("modern", True, "lowest_of_suit"),
-                                                  ("victorian", False, "any")])
+@pytest.mark.parametrize("preset,ace_high,lead", [("modern", False, "lowest_of_suit"),
+                                                  ("modern", True, "lowest_of_suit"), ("victorian", False, "any")])
 def test_the_leads_a_hand_may_make_are_the_engines(preset: str, ace_high: bool, lead: str) -> None:
     rules = Rules.preset(preset).replace(ace_high=ace_high, lead=lead)
     rng = np.random.default_rng(4)

@@ -126,8 +126,9 @@ def _task(common: tuple[Any, ...], job: tuple[Table, Sequence[int]]) -> Any:
 
 
 def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, *, worlds: int,
-                  belief: str = "uniform", balance_range: Sequence[int] | None, reward_scale: float, workers: int = 1, backend: str = "local",
-                  address: str | None = None, on_done: Callable[[int], None] | None = None) -> Games:
+                  belief: str = "uniform", balance_range: Sequence[int] | None, reward_scale: float,
+                  workers: int = 1, backend: str = "local", address: str | None = None,
+                  on_done: Callable[[int], None] | None = None) -> Games:
     """Deals ``0 .. deals-1`` (deal ``d`` at ``tables[d % len(tables)]``) played by the search whose rollouts
     ``policy`` plays, at every seat, in this process, ``workers`` forked processes or Ray tasks
     (``workers.play_tasks``: the same data either way); ``on_done(n)`` is told each time ``n`` more deals are
