@@ -223,10 +223,11 @@ def layout_table(layout: tuple[tuple[str, int, int, str], ...] = LAYOUT) -> str:
 
 
 # ---------------------------------------------------------------- bit planes
-def _planes(masks: list[CardMask]) -> np.ndarray:
-    """Card bitmasks -> uint8 array [len(masks), 52] of 0/1."""
-    words = np.array(masks, dtype="<u8")
-    return np.unpackbits(words.view(np.uint8), bitorder="little").reshape(len(masks), 64)[:, :_C]
+def card_planes(masks: Any) -> np.ndarray:
+    """Card bitmasks (any shape) -> uint8 array of that shape and one more axis of 52 card ids, 0/1."""
+    words = np.ascontiguousarray(masks, dtype="<u8")
+    planes = np.unpackbits(words.reshape(-1, 1).view(np.uint8), axis=1, bitorder="little")[:, :_C]
+    return planes.reshape(*words.shape, _C)
 
 
 def _mask_of_plane(plane: np.ndarray) -> CardMask:
@@ -377,7 +378,7 @@ _ST_ZERO = _ST_EXCLUDED + _S * _C          # constant 0.0
 _ST_ONE = _ST_ZERO + 1                     # constant 1.0
 _ST_SIZE = _ST_ONE + 1
 
-_PACK_PLANE = _planes([PACK_MASK])[0].astype(np.float32)
+_PACK_PLANE = card_planes([PACK_MASK])[0].astype(np.float32)
 _INDEX_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
 _STATE_INDEX: dict[int, np.ndarray] = {}
 
@@ -472,7 +473,7 @@ class Encoder:
         self._n = n
         state = np.zeros(_ST_SIZE, dtype=np.float32)
         state[_ST_ONE] = 1.0
-        planes = _planes([*hands, 1 << turnup, dead_mask])
+        planes = card_planes([*hands, 1 << turnup, dead_mask])
         state[_ST_HANDS:_ST_HANDS + n * _C] = planes[:n].reshape(-1)
         state[TURNUP:TURNUP + _C] = planes[n]
         state[DEAD_HAND:DEAD_HAND + _C] = planes[n + 1]

@@ -9,10 +9,10 @@ import pytest
 from popejoan_env.cards import NUM_CARD_IDS, PACK_MASK
 from popejoan_env.engine import Deal, legal_leads
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.observation import encode
+from popejoan_env.observation import card_planes, encode
 from popejoan_env.rules import Rules
 from popejoan_env.search import belief
-from popejoan_env.search.belief import Lead, card_bits, lead_log_likelihood, legal_leads_of, observations_then, resample
+from popejoan_env.search.belief import Lead, lead_log_likelihood, legal_leads_of, observations_then, resample
 from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.seat_view import seat_view
 from popejoan_env.training import expert_games
@@ -62,7 +62,7 @@ def test_the_leads_a_hand_may_make_are_the_engines(preset: str, ace_high: bool, 
     pack = [c for c in range(NUM_CARD_IDS) if (PACK_MASK >> c) & 1]  # the 8 of diamonds is never dealt
     masks = [int(sum(1 << int(c) for c in rng.choice(pack, size=rng.integers(1, 14), replace=False)))
              for _ in range(300)]
-    got = legal_leads_of(card_bits(np.array(masks, dtype=np.uint64)), rules)
+    got = legal_leads_of(card_planes(np.array(masks, dtype=np.uint64)).astype(bool), rules)
     for mask, row in zip(masks, got):
         assert sorted(np.flatnonzero(row).tolist()) == sorted(legal_leads(mask, rules.lead == "any", ace_high))
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.engine import Deal
-from popejoan_env.observation import DEAD_HAND, HAND, SEES_DEAD_HAND
+from popejoan_env.observation import DEAD_HAND, HAND, SEES_DEAD_HAND, card_planes
 from popejoan_env.rules import Rules
 
 DRAWS = 4
@@ -43,7 +43,6 @@ TEMPERATURE = 1.0
 FLOOR = 0.1
 """Share of the seat model's probability spread evenly over the legal leads (no lead is ever impossible)."""
 
-_BITS = np.arange(NUM_CARD_IDS, dtype=np.uint64)
 _RANKS = np.arange(NUM_CARD_IDS).reshape(4, 13)
 """Card ids by suit, lowest rank first (the ace low); ``_RANKS_ACE_HIGH`` puts the ace last."""
 _RANKS_ACE_HIGH = _RANKS[:, list(range(1, 13)) + [0]]
@@ -57,11 +56,6 @@ class Lead(NamedTuple):
     observation: np.ndarray
     card: int
     played: int
-
-
-def card_bits(masks: Any) -> np.ndarray:
-    """Card masks (uint64, any shape) as booleans with one more axis of 52 card ids."""
-    return ((np.asarray(masks, dtype=np.uint64)[..., None] >> _BITS) & np.uint64(1)).astype(bool)
 
 
 def legal_leads_of(hands: np.ndarray, rules: Rules) -> np.ndarray:
@@ -86,11 +80,11 @@ def observations_then(deal: Deal, observer: int, lead: Lead, hands: np.ndarray, 
     for seat, card in deal.plays[lead.played:]:
         if seat == lead.seat:
             since[card] = True
-    hand = card_bits(hands[:, (lead.seat - observer) % deal.players]) | since
+    hand = card_planes(hands[:, (lead.seat - observer) % deal.players]).astype(bool) | since
     obs = np.repeat(lead.observation[None, :], len(hands), axis=0)
     obs[:, HAND:HAND + NUM_CARD_IDS] = hand
     if lead.observation[SEES_DEAD_HAND]:
-        obs[:, DEAD_HAND:DEAD_HAND + NUM_CARD_IDS] = card_bits(dead)
+        obs[:, DEAD_HAND:DEAD_HAND + NUM_CARD_IDS] = card_planes(dead)
     return obs, hand
 
 
