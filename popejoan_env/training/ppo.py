@@ -70,7 +70,8 @@ from popejoan_env import __version__, cluster
 from popejoan_env.checks import split_list
 from popejoan_env.envs.gymnasium_env import episode_options, make_vec_env
 from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
-from popejoan_env.cli import CLIP, COEFFICIENT, EPISODE_DEALS, GRAD_NORM, Integer, Number, PROBABILITY, RATE, SCALE, SEED, THREADS
+from popejoan_env.cli import (CLIP, COEFFICIENT, EPISODE_DEALS, GRAD_NORM, Integer, Number, PROBABILITY, RATE, SCALE,
+                              SEED, THREADS)
 from popejoan_env.cli import fork_pool
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
