@@ -287,3 +287,52 @@ def test_a_run_whose_files_cannot_be_kept_is_refused_before_anything_is_removed(
     err = capsys.readouterr().err
     assert exited.value.code == 2 and len(err.splitlines()) == 1 and says in err, err
     assert (run / "model.zip").read_bytes() == b"the last run's model", "nothing is removed before the check"
+
+
+def test_a_run_from_start_model_plays_the_rounds_a_run_after_that_network_plays(tmp_path: Path) -> None:
+    whole = ppo.main(["--output-dir", str(tmp_path), "--run-name", "whole", "--rounds", "2", *TINY])
+    first = tmp_path / "whole" / "rounds" / "round_0.zip"
+    grown = ppo.main(["--output-dir", str(tmp_path), "--run-name", "grown", "--rounds", "2", "--start-model",
+                      str(first), *TINY])
+    for k in range(3):
+        assert _weights(tmp_path / "whole" / "rounds" / f"round_{k}.zip") == \
+            _weights(tmp_path / "grown" / "rounds" / f"round_{k}.zip"), f"round {k}"
+    assert [r["decisions"] for r in whole["rounds"]] == [r["decisions"] for r in grown["rounds"]]
+    assert grown["imitation"]["start_model"] == str(first) and grown["imitation"]["decisions"] == 0
+    assert grown["imitation"]["start_sha256"] == file_sha256(str(first))
+    assert [(e["stage"], e["epoch"]) for e in grown["evaluations"]] == \
+        [("imitation", 0), ("round 1", 1), ("round 2", 1)]
+
+
+def test_a_run_from_start_model_resumes_only_from_the_same_file(tmp_path: Path, capsys: Any) -> None:
+    ppo.main(["--output-dir", str(tmp_path), "--run-name", "a", "--rounds", "0", *TINY])
+    start = tmp_path / "start.zip"
+    start.write_bytes((tmp_path / "a" / "model.zip").read_bytes())
+    whole = ["--output-dir", str(tmp_path), "--run-name", "b", "--start-model", str(start), *TINY]
+    ppo.main(whole + ["--rounds", "1"])
+    capsys.readouterr()
+    ppo.main(whole + ["--rounds", "2", "--resume"])
+    assert "resuming b after round 1" in capsys.readouterr().out
+    start.write_bytes((tmp_path / "b" / "model.zip").read_bytes())  # another network at the same path
+    with pytest.raises(ResumeError, match="is not the file this run started from"):
+        ppo.main(whole + ["--rounds", "3", "--resume"])
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--rounds", "0"], "with --rounds 0 would only copy it"),
+    (["--actor-arch", "8,16,32"], r"net_arch \[8, 16, 16\] \(this run: \[8, 16, 32\]\)"),
+    (["--activation", "relu"], "activation 'tanh'"),
+])
+def test_a_start_model_that_does_not_fit_the_run_is_refused(tmp_path: Path, flags: list[str], says: str) -> None:
+    ppo.main(["--output-dir", str(tmp_path), "--run-name", "a", "--rounds", "0", *TINY])
+    with pytest.raises(ppo.PopeJoanError, match=says):
+        ppo.check_args(ppo.parse_flags(ppo.Args, [*TINY, "--start-model", str(tmp_path / "a" / "model.zip"),
+                                                  "--rounds", "1", *flags], ""))
+
+
+def test_a_missing_start_model_is_one_line_at_the_command_line(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "training" / "train_ppo.py"), "--output-dir", str(tmp_path),
+                           "--start-model", str(tmp_path / "none.zip"), "--no-progress"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "none.zip" in done.stderr and not os.path.exists(tmp_path / "ppo_modern_4p")

@@ -79,7 +79,7 @@ from popejoan_env.opponents import SELF, parse_mix
 from popejoan_env.nets import suits
 from popejoan_env.players import make_player
 from popejoan_env.players.lists import split_specs
-from popejoan_env.nets.model_file import model_metadata, read_model, rules_field, save_model
+from popejoan_env.nets.model_file import model_metadata, read_metadata, read_model, rules_field, save_model
 from popejoan_env.nets.policy import policy_from_state
 from popejoan_env.players.pimc import MAX_SAMPLES
 from popejoan_env.rules import Rules, check_players, parse_rules_options
@@ -90,7 +90,7 @@ from popejoan_env.training.common import (arg, check_given_address, check_run_na
                                           with_quick, write_learning_curve, write_run_json)
 from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
 from popejoan_env.training.rollout_games import BELIEFS, rollout_games
-from popejoan_env.files import OutputPathError
+from popejoan_env.files import OutputPathError, file_sha256
 from popejoan_env.training.rounds import ResumeError, Rounds, check_place
 from popejoan_env.training.rounds import seeds as round_seeds
 from popejoan_env.training.workers import check_backend
@@ -151,6 +151,11 @@ class Args:
     tensorboard: bool = arg(True, "write TensorBoard logs to <run>/tb", group=RUN)
 
     # ------------------------------------------------------------------ the recipe
+    start_model: str = arg("",
+                           "begin from this model file instead of the imitation: its network is round 0 (it must be "
+                           "one of this run's --actor, --actor-arch, --net-arch and --activation) and the --imitate-* "
+                           "flags are not used; the --rounds of policy improvement start from it (how the shipped "
+                           "network's third round was made from its second)", group=RECIPE)
     imitate_deals: int = arg(60_000,
                              "deals of the --imitate-player at every seat whose decisions the policy and critic learn "
                              "first (imitation, popejoan_env/training/expert_games.py); 0 = none",
@@ -306,7 +311,7 @@ def check_args(args: Args) -> Setup:
     presets = [parse_rules_options(preset, args.rules_option) for preset in split_list(args.preset)]
     if not presets or len({rules.name for rules in presets}) < len(presets):
         raise PopeJoanError(f"--preset takes one preset or a comma list of different ones, got {args.preset!r}")
-    if len(presets) > 1 and (args.total_timesteps or not args.imitate_deals):
+    if len(presets) > 1 and (args.total_timesteps or not has_recipe(args)):
         raise PopeJoanError(f"--preset {args.preset} (several presets) is for the imitation alone: PPO's "
                             f"environments play one preset, so give --total-timesteps 0 and --imitate-deals > 0 "
                             f"(got {args.total_timesteps} and {args.imitate_deals})")
@@ -338,10 +343,10 @@ def check_args(args: Args) -> Setup:
     if args.imitate_deals and args.imitate_loss == "regret" and not hasattr(expert, "last_values"):
         raise PopeJoanError(f"--imitate-loss regret learns the values of a search (pimc, pimc_net); "
                             f"--imitate-player {args.imitate_player} gives none: add --imitate-loss choice")
-    if args.rounds and args.imitate_deals and any(rules.pack != "full" for rules in presets):
+    if args.rounds and has_recipe(args) and any(rules.pack != "full" for rules in presets):
         raise PopeJoanError("a round of policy improvement plays its rollouts in the batch engine, which plays the "
                             "full pack only: add --rounds 0")
-    if args.resume and not args.imitate_deals:
+    if args.resume and not has_recipe(args):
         raise PopeJoanError("--resume continues the recipe's rounds, and --imitate-deals 0 has none")
     check_backend(args.backend, args.address)
     for flag, names in (("--eval-opponents", args.eval_opponents),
@@ -357,7 +362,29 @@ def check_args(args: Args) -> Setup:
     setup = Setup(presets, table_sizes, net_arch, actor_arch, balance_range,
                   uses_self=any(name == SELF for name, _ in mix), n_envs=n_envs, n_steps=n_steps)
     check_runnable(args, setup)
+    if args.start_model:
+        check_start_model(args, setup)
     return setup
+
+
+def has_recipe(args: Args) -> bool:
+    """Whether the run has the recipe's rounds: an imitation, or a --start-model in its place."""
+    return bool(args.imitate_deals or args.start_model)
+
+
+def check_start_model(args: Args, setup: Setup) -> None:
+    """Refuse a --start-model that is not a readable model of this run's network, or one with no round after it."""
+    if not args.rounds:
+        raise PopeJoanError(f"--start-model {args.start_model} with --rounds 0 would only copy it: give --rounds 1 "
+                            f"or more")
+    theirs = read_metadata(args.start_model)  # a missing or unreadable file is refused here (a ModelFileError)
+    mine = metadata(args, setup, 0)
+    keys = ("obs_version", "architecture", "net_arch", "critic_arch", "activation")
+    differ = [f"{key} {theirs.get(key)!r} (this run: {mine.get(key)!r})" for key in keys
+              if theirs.get(key) != mine.get(key)]
+    if differ:
+        raise PopeJoanError(f"--start-model {args.start_model} is not a network of this run's flags: "
+                            f"{'; '.join(differ)} (--actor, --actor-arch, --net-arch, --activation)")
 
 
 def check_runnable(args: Args, setup: Setup) -> None:
@@ -563,8 +590,11 @@ def recipe(model: MaskablePPO, args: Args, setup: Setup, callback: Callback, run
                     callback.evals.append(row)
                     beside.submit(current_policy(model, args, setup, 0), row)
 
-            record = imitation(model, args, setup, after_epoch) if k == 0 else improvement(model, args, setup, k,
-                                                                                            after_epoch)
+            if k == 0:
+                record = start(model, args, after_epoch) if args.start_model else imitation(model, args, setup,
+                                                                                             after_epoch)
+            else:
+                record = improvement(model, args, setup, k, after_epoch)
             if beside is not None:  # a round's points are saved with it: wait for them (evaluation time)
                 t1 = time.perf_counter()
                 beside.collect(wait=True)
@@ -616,6 +646,21 @@ def imitation(model: MaskablePPO, args: Args, setup: Setup, after_epoch: Callabl
           f"{history[-1]['held_out_agreement']:.1%}", flush=True)
     return {"deals": args.imitate_deals, "decisions": int(len(games.action)), "player": args.imitate_player,
             "games_seconds": round(games.seconds, 1), "epochs": history}
+
+
+def start(model: MaskablePPO, args: Args, after_epoch: Callable[[int], None]) -> dict[str, Any]:
+    """Round 0 from --start-model: its network, as it was saved (checked against this run's by ``check_args``);
+    what ``run.json`` records of it (the file and its SHA-256, which ``--resume`` holds the file to)."""
+    _, weights = read_model(args.start_model)
+    try:
+        model.policy.load_state_dict(weights)
+    except (RuntimeError, TypeError, ValueError) as err:  # metadata that names this run's widths, weights that are not
+        raise PopeJoanError(f"--start-model {args.start_model} is not a network of this run's flags "
+                            f"({' '.join(str(err).split())[:160]})") from None
+    print(f"round 0: the network of {args.start_model}", flush=True)
+    after_epoch(0)
+    return {"deals": 0, "decisions": 0, "start_model": args.start_model,
+            "start_sha256": file_sha256(args.start_model), "epochs": []}
 
 
 def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
@@ -700,6 +745,11 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
     check_place(run_dir)  # the rounds' files can be written (checked before anything is removed or played)
     # checked before anything is removed, its last network against the one these flags build
     resumed = Rounds.resume(run_dir, args, metadata(args, setup, 0)) if args.resume else None
+    if resumed is not None and args.start_model:  # the run's rounds grew from the file that is there now
+        sha = resumed.done[0]["record"].get("start_sha256")
+        if sha != file_sha256(args.start_model):
+            raise ResumeError(f"--resume: {args.start_model} is not the file this run started from (SHA-256 "
+                              f"{str(sha)[:16]}…, the file now {file_sha256(args.start_model)[:16]}…)")
     ckpt_dir = os.path.join(run_dir, "checkpoints")
     clear_run(run_dir)
     os.makedirs(ckpt_dir, exist_ok=True)
@@ -743,14 +793,14 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
 
     # the recipe (the imitation, then rounds of policy improvement), then PPO
     callback = Callback(args, setup, ckpt_dir, eval_seed)
-    done = recipe(model, args, setup, callback, run_dir, resumed) if args.imitate_deals else None
+    done = recipe(model, args, setup, callback, run_dir, resumed) if has_recipe(args) else None
     if setup.uses_self:  # the 'self' share needs a snapshot before the first reset: the network PPO starts from
         first = save_model(model, os.path.join(ckpt_dir, "snapshot_0000000.zip"), metadata(args, setup, 0))
         vec.env_method("add_snapshot", first)
     if args.tensorboard:
         model.set_logger(Logger(os.path.join(run_dir, "tb"), [CleanRLBoard(os.path.join(run_dir, "tb"))]))
 
-    if args.total_timesteps or not args.imitate_deals:  # the PPO stage, when there is one
+    if args.total_timesteps or not has_recipe(args):  # the PPO stage, when there is one
         print(f"training {args.run_name}: {args.preset}, players {setup.table_sizes}, opponents {args.opponents}, "
               f"{args.total_timesteps:,} steps, {setup.n_envs} {args.vec_env} envs x {setup.n_steps} steps a "
               f"rollout, obs {OBS_SIZE} (v{OBS_VERSION})", flush=True)
@@ -807,7 +857,8 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
     write_run_json(run_dir, summary)
     stages = []
     if done is not None:
-        stages.append(f"the imitation of {done['imitation']['decisions']:,} {args.imitate_player} decisions")
+        stages.append(f"the network of {args.start_model}" if args.start_model else
+                      f"the imitation of {done['imitation']['decisions']:,} {args.imitate_player} decisions")
         if done["rounds"]:
             decisions = sum(r["decisions"] for r in done["rounds"])
             rounds = f"{len(done['rounds'])} round{'s' if len(done['rounds']) > 1 else ''}"

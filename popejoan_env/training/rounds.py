@@ -222,7 +222,7 @@ def _entry_fault(entry: Any, k: int, flags: dict[str, Any]) -> str:
         return plain
     if not _number(record.get("seconds"), 0, MAX_ROUND_SECONDS):
         return f"seconds {brief(record.get('seconds'))}, not from 0 to {MAX_ROUND_SECONDS:,} (MAX_ROUND_SECONDS)"
-    deals = flags.get("imitate_deals") if k == 0 else flags.get("rollout_deals")
+    deals = (0 if flags.get("start_model") else flags.get("imitate_deals")) if k == 0 else flags.get("rollout_deals")
     if record.get("deals") != deals or type(record.get("deals")) is not int:
         return f"deals {brief(record.get('deals'))}, where this run plays {deals} a round"
     if not _number(record.get("decisions"), 0, sys.maxsize, whole=True):
