@@ -298,10 +298,10 @@ def test_a_run_from_start_model_plays_the_rounds_a_run_after_that_network_plays(
         assert _weights(tmp_path / "whole" / "rounds" / f"round_{k}.zip") == \
             _weights(tmp_path / "grown" / "rounds" / f"round_{k}.zip"), f"round {k}"
     assert [r["decisions"] for r in whole["rounds"]] == [r["decisions"] for r in grown["rounds"]]
-    assert grown["imitation"]["start_model"] == str(first) and grown["imitation"]["decisions"] == 0
-    assert grown["imitation"]["start_sha256"] == file_sha256(str(first))
+    assert "imitation" not in grown and grown["start_model"]["start_model"] == str(first)
+    assert grown["start_model"]["decisions"] == 0 and grown["start_model"]["start_sha256"] == file_sha256(str(first))
     assert [(e["stage"], e["epoch"]) for e in grown["evaluations"]] == \
-        [("imitation", 0), ("round 1", 1), ("round 2", 1)]
+        [("start model", 0), ("round 1", 1), ("round 2", 1)]
 
 
 def test_a_run_from_start_model_resumes_only_from_the_same_file(tmp_path: Path, capsys: Any) -> None:

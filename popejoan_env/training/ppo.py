@@ -102,6 +102,8 @@ ROLLOUT = 4096
 """Steps in a rollout when ``--n-steps`` is not given (``n_envs * n_steps``)."""
 
 
+START = "start model"
+"""Round 0's name when --start-model gives its network (in the learning curve; run.json's record of it: start_model)."""
 RUN = "the run"
 RECIPE = "the recipe: the search imitated, then policy improvement by the network's own rollouts"
 NETWORK = "the network"
@@ -580,7 +582,7 @@ def recipe(model: MaskablePPO, args: Args, setup: Setup, callback: Callback, run
             t0 = time.perf_counter()
             waits = callback.first_eval_seconds
             evals: list[dict[str, Any]] = []
-            stage = "imitation" if k == 0 else f"round {k}"
+            stage = (START if args.start_model else "imitation") if k == 0 else f"round {k}"
 
             def after_epoch(epoch: int) -> None:  # the learning curve's points: after each epoch of the stage
                 if beside is not None:
@@ -847,7 +849,7 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
                      "numpy": np.__version__},
     }
     if done is not None:
-        summary.update(imitation=done["imitation"], rounds=done["rounds"])
+        summary.update({"start_model" if args.start_model else "imitation": done["imitation"], "rounds": done["rounds"]})
     if callback.evals or final:
         deals = f"{args.eval_deals} duplicate deals a point" + (f", the last {args.final_eval_deals}" if final else "")
         title = f"{args.run_name}: {setup.rules.name}, {setup.table_sizes[0]} seats, {deals}"

@@ -227,7 +227,7 @@ def _entry_fault(entry: Any, k: int, flags: dict[str, Any]) -> str:
         return f"deals {brief(record.get('deals'))}, where this run plays {deals} a round"
     if not _number(record.get("decisions"), 0, sys.maxsize, whole=True):
         return f"decisions {brief(record.get('decisions'))}"
-    stage = "imitation" if k == 0 else f"round {k}"
+    stage = ("start model" if flags.get("start_model") else "imitation") if k == 0 else f"round {k}"
     opponents = split_list(str(flags.get("eval_opponents", "")))
     for row in evals:
         if not isinstance(row, dict) or row.get("stage") != stage or not _number(row.get("epoch"), 0, 10**6, True) \
