@@ -459,7 +459,7 @@ example:
         "evaluate", "evaluate an agent against the reference panel on the frozen deal set (a citable report)",
         _add_evaluate_arguments, run_evaluate,
         """Play AGENT in duplicate (field lineups, every rotation) against each player of
-panel/1 on the frozen deals of popejoan-evalset/1, and write one report
+panel/2 on the frozen deals of popejoan-evalset/1, and write one report
 (text, JSON, Markdown: format popejoan-evaluation/1) with the margin per
 opponent and its 95% interval, the deal win rate, the counters and go-out
 rates, the exact command, the versions and the deal set's SHA-256.

@@ -62,7 +62,7 @@ def test_a_damaged_or_foreign_deal_set_is_refused(tmp_path: os.PathLike[str]) ->
 def test_the_panel_is_narrowed_in_its_own_order_and_unknown_names_are_refused() -> None:
     assert panel.choose(None) == list(panel.PANEL)
     assert panel.choose("pimc, random") == ["random", "pimc"]
-    with pytest.raises(PopeJoanError, match="not in panel/1"):
+    with pytest.raises(PopeJoanError, match="not in panel/2"):
         panel.choose("random,stops_frist")
     with pytest.raises(PopeJoanError, match="twice"):
         panel.choose("random,random")
@@ -119,6 +119,7 @@ def test_an_evaluation_reports_margins_the_command_the_versions_and_the_deal_set
     assert rep["format"] == report.FORMAT and rep["deal_set"]["sha256"] == dealset.SHA256
     assert rep["command"] == canonical_command(own_player, "modern", 4, 50, ["random", "stops_first"])
     assert rep["versions"]["numpy"] == np.__version__ and rep["panel"]["version"] == panel.VERSION
+    assert rep["panel"]["shipped_sha256"] == panel.SHIPPED_SHA256  # what the panel's network names play
     rows = {r["opponent"]: r for r in rep["opponents"]}
     assert list(rows) == ["random", "stops_first"] and all(r["deals"] == 50 for r in rows.values())
     margins = np.array(rep["per_deal_margin"]["stops_first"])
@@ -175,7 +176,7 @@ def test_a_state_file_of_another_evaluation_is_refused(tmp_path: os.PathLike[str
 @pytest.mark.parametrize(("argv", "says"), [
     (["evaluate", "stops_first", "--deals", "75"], "multiple of 50"),
     (["evaluate", "stops_first", "--quick", "--deals", "200"], "--quick"),
-    (["evaluate", "stops_first", "--opponents", "stockfish"], "not in panel/1"),
+    (["evaluate", "stops_first", "--opponents", "stockfish"], "not in panel/2"),
     (["evaluate", "no_such_player", "--quick"], "unknown player"),
     (["evaluate", "stops_first", "--quick", "--address", "auto"], "--backend ray"),
     (["evaluate", "stops_first", "--quick", "--preset", "napoleonic"], "napoleonic"),

@@ -108,9 +108,9 @@ def test_the_shipped_network_beats_random(preset: str, seats: int) -> None:
 def test_round_one_is_kept_as_the_prior_of_round_twos_teacher() -> None:
     import json
 
-    shipped = os.path.join(ROOT, "models", "shipped")
+    round2 = os.path.join(ROOT, "models", "round2")
     round1 = os.path.join(ROOT, "models", "round1", "model.zip")
-    run = json.load(open(os.path.join(shipped, "run.json")))
+    run = json.load(open(os.path.join(round2, "run.json")))
     assert run["imitation"]["player"] == "pimc_net:model=models/round1/model.zip"
     assert run["args"]["players"] == "4,4,3,5,6,7,8" and read_metadata(SHIPPED_MODEL)["players"] == [4, 3, 5, 6, 7, 8]
     meta = read_metadata(round1)
@@ -120,6 +120,19 @@ def test_round_one_is_kept_as_the_prior_of_round_twos_teacher() -> None:
     deal = Deal.new(Rules.preset("modern"), 4, 0, np.random.default_rng(5))
     deal.play_out(lambda d, legal: teacher.act(seat_view(d, d.to_act)))
     assert deal.done
+
+
+def test_round_three_grew_from_round_two_by_its_own_rollouts() -> None:
+    import json
+
+    from popejoan_env.files import file_sha256
+
+    run = json.load(open(os.path.join(ROOT, "models", "shipped", "run.json")))
+    start = run["start_model"]
+    assert start["start_model"] == "models/round2/model.zip" and "imitation" not in run
+    assert start["start_sha256"] == file_sha256(os.path.join(ROOT, "models", "round2", "model.zip"))
+    assert [r["round"] for r in run["rounds"]] == [1] and run["args"]["players"] == "4,4,3,5,6,7,8"
+    assert sorted(r.name for r in trained_rules(read_metadata(SHIPPED_MODEL))) == ["modern", "victorian"]
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -143,7 +156,8 @@ def _card_paths(card: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("card", ["models/shipped/MODEL_CARD.md", "models/round1/MODEL_CARD.md"])
+@pytest.mark.parametrize("card", ["models/shipped/MODEL_CARD.md", "models/round2/MODEL_CARD.md",
+                                  "models/round1/MODEL_CARD.md"])
 def test_every_result_file_a_model_card_names_is_in_the_checkout(card: str) -> None:
     import glob
 
@@ -159,3 +173,12 @@ def test_the_model_card_names_the_package_datas_file_by_its_sha256() -> None:
     card = open(os.path.join(ROOT, "models", "shipped", "MODEL_CARD.md")).read()
     sha = hashlib.sha256(open(SHIPPED_MODEL, "rb").read()).hexdigest()
     assert f"sha256 `{sha}`" in card
+
+
+def test_the_panel_names_the_package_datas_network_by_its_sha256() -> None:
+    import hashlib
+
+    from popejoan_env.evaluate import panel
+
+    sha = hashlib.sha256(open(SHIPPED_MODEL, "rb").read()).hexdigest()
+    assert sha == panel.SHIPPED_SHA256, f"the shipped network changed: a new panel version (not {panel.VERSION})"

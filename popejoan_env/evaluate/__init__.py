@@ -1,7 +1,7 @@
 """An evaluation researchers can cite: one agent against a versioned panel on a frozen deal set.
 
 ``popejoan evaluate AGENT`` (or ``evaluate_agent`` from Python) plays the agent in duplicate, field
-lineups, against every player of ``panel/1`` on the first 2,000 (``--quick``: 200) deals of
+lineups, against every player of ``panel/2`` on the first 2,000 (``--quick``: 200) deals of
 ``popejoan-evalset/1``, and writes one report (``popejoan-evaluation/1``: text, JSON, Markdown) with the
 margin per opponent and its 95% interval, the deal win rate, each side's counters and go-out rate, the
 exact command, the versions and the deal set's SHA-256.  ``popejoan exploit AGENT`` trains a best
@@ -10,7 +10,7 @@ response against it for a few minutes.  How to read and quote the figures: ``doc
 | module | holds |
 |---|---|
 | ``dealset`` | the frozen deals: their card orders (package data), SHA-256, and the proof the tournament deals them |
-| ``panel`` | ``panel/1``: the reference opponents, and narrowing them (``--opponents``) |
+| ``panel`` | ``panel/2``: the reference opponents, and narrowing them (``--opponents``) |
 | ``runner`` | playing the blocks of deals against each opponent; the state file an interrupted run resumes from |
 | ``resume`` | reading that state file, every block checked against the evaluation's plan and the game's bounds |
 | ``variance`` | the control-variate estimator of the margins (narrower intervals at the same deals) |

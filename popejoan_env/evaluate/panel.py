@@ -1,7 +1,9 @@
-"""The reference panel ``panel/1``: the opponents every evaluation plays, weakest first.
+"""The reference panel ``panel/2``: the opponents every evaluation plays, weakest first.
 
-The panel is versioned like the deal set: a report names ``panel/1``, and a change of its players (or of
-what a name plays) is a new version.  ``pimc_net`` and ``pimc`` take most of an evaluation's time
+The panel is versioned like the deal set: a report names ``panel/2`` and the SHA-256 of the network ``shipped``
+plays, and a change of its players (or of what a name plays) is a new version.  ``panel/1`` (0.2.0) had the same
+names with the shipped network's round 2 (``models/round2/model.zip``) as ``shipped`` and as ``pimc_net``'s prior;
+``panel/2`` has round 3, so a report is compared only with reports of its own panel.  ``pimc_net`` and ``pimc`` take most of an evaluation's time
 (0.58 s and 0.21 s a deal against 0.03-0.04 s for each of the others, measured on a busy 2-core
 machine: ``docs/evaluation.md``); ``--opponents`` narrows the panel to the names given, and
 ``--quick`` plays the whole panel on the set's first 200 deals.
@@ -14,8 +16,11 @@ from collections.abc import Sequence
 from popejoan_env.checks import brief, split_list
 from popejoan_env.errors import PopeJoanError
 
-VERSION = "panel/1"
+VERSION = "panel/2"
 """The name and version of the panel."""
+SHIPPED_SHA256 = "6b66e3822a390bd90012946ac58dbb7f22e9b9c18257706100e5eee3c812e74b"
+"""The SHA-256 of the network ``shipped`` (and ``pimc_net``'s prior) plays in this version of the panel: a test
+holds the package's file to it, so the network cannot change without a new version."""
 PANEL: tuple[str, ...] = ("random", "lowest", "stops_first", "pool_hunter", "pimc", "shipped", "pimc_net")
 """The panel's players (``make_player`` specs), weakest first."""
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from popejoan_env.evaluate import panel
 from popejoan_env.evaluate.runner import Settings, State
 from popejoan_env.files import write_atomic
 from popejoan_env.tournament import mean_ci
@@ -85,7 +86,7 @@ def build(settings: Settings, state: State, command: str, extra: dict[str, Any] 
         "seats": settings.seats,
         "deals": settings.deals,
         "deal_set": {"version": dealset.VERSION, "sha256": dealset.SHA256, "first_deals": settings.deals},
-        "panel": {"version": settings.panel,
+        "panel": {"version": settings.panel, "shipped_sha256": panel.SHIPPED_SHA256,
                   "opponents": list(settings.opponents)},
         "versions": versions(),
         "panel_margin": _ci(np.mean(margins, axis=0)),
@@ -109,7 +110,8 @@ def _head(report: dict[str, Any]) -> list[str]:
     return [
         f"agent {report['agent']}" + (f" (sha256 {report['agent_sha256'][:16]}...)" if report["agent_sha256"] else ""),
         f"{report['seats']} seats, rules {report['preset']}, the first {report['deals']:,} deals of {ds['version']} "
-        f"(sha256 {ds['sha256']}), {report['panel']['version']}",
+        f"(sha256 {ds['sha256']}), {report['panel']['version']} (shipped: sha256 "
+        f"{report['panel']['shipped_sha256'][:16]}...)",
         f"command: {report['command']}",
         f"versions: popejoan {v['popejoan']}, Python {v['python']}, numpy {v['numpy']}, "
         + (f"torch {v['torch']}" if v["torch"] else "torch not used"),
