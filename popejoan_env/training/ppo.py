@@ -849,7 +849,8 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
                      "numpy": np.__version__},
     }
     if done is not None:
-        summary.update({"start_model" if args.start_model else "imitation": done["imitation"], "rounds": done["rounds"]})
+        round0 = "start_model" if args.start_model else "imitation"  # round 0's record
+        summary.update({round0: done["imitation"], "rounds": done["rounds"]})
     if callback.evals or final:
         deals = f"{args.eval_deals} duplicate deals a point" + (f", the last {args.final_eval_deals}" if final else "")
         title = f"{args.run_name}: {setup.rules.name}, {setup.table_sizes[0]} seats, {deals}"
