@@ -176,9 +176,8 @@ def test_the_model_card_names_the_package_datas_file_by_its_sha256() -> None:
 
 
 def test_the_panel_names_the_package_datas_network_by_its_sha256() -> None:
-    import hashlib
-
     from popejoan_env.evaluate import panel
+    from popejoan_env.files import file_sha256
 
-    sha = hashlib.sha256(open(SHIPPED_MODEL, "rb").read()).hexdigest()
-    assert sha == panel.SHIPPED_SHA256, f"the shipped network changed: a new panel version (not {panel.VERSION})"
+    assert file_sha256(SHIPPED_MODEL) == panel.SHIPPED_SHA256, \
+        f"the shipped network changed: a new panel version (not {panel.VERSION})"

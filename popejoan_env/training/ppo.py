@@ -93,6 +93,7 @@ from popejoan_env.training.rollout_games import BELIEFS, rollout_games
 from popejoan_env.files import OutputPathError, file_sha256
 from popejoan_env.training.rounds import ResumeError, Rounds, check_place
 from popejoan_env.training.rounds import seeds as round_seeds
+from popejoan_env.training.rounds import stage as round_stage
 from popejoan_env.training.workers import check_backend
 
 
@@ -102,8 +103,6 @@ ROLLOUT = 4096
 """Steps in a rollout when ``--n-steps`` is not given (``n_envs * n_steps``)."""
 
 
-START = "start model"
-"""Round 0's name when --start-model gives its network (in the learning curve; run.json's record of it: start_model)."""
 RUN = "the run"
 RECIPE = "the recipe: the search imitated, then policy improvement by the network's own rollouts"
 NETWORK = "the network"
@@ -582,7 +581,7 @@ def recipe(model: MaskablePPO, args: Args, setup: Setup, callback: Callback, run
             t0 = time.perf_counter()
             waits = callback.first_eval_seconds
             evals: list[dict[str, Any]] = []
-            stage = (START if args.start_model else "imitation") if k == 0 else f"round {k}"
+            stage = round_stage(k, args.start_model)
 
             def after_epoch(epoch: int) -> None:  # the learning curve's points: after each epoch of the stage
                 if beside is not None:
@@ -748,10 +747,10 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
     # checked before anything is removed, its last network against the one these flags build
     resumed = Rounds.resume(run_dir, args, metadata(args, setup, 0)) if args.resume else None
     if resumed is not None and args.start_model:  # the run's rounds grew from the file that is there now
-        sha = resumed.done[0]["record"].get("start_sha256")
-        if sha != file_sha256(args.start_model):
+        sha, now = resumed.done[0]["record"].get("start_sha256"), file_sha256(args.start_model)
+        if sha != now:
             raise ResumeError(f"--resume: {args.start_model} is not the file this run started from (SHA-256 "
-                              f"{str(sha)[:16]}…, the file now {file_sha256(args.start_model)[:16]}…)")
+                              f"{str(sha)[:16]}…, the file now {now[:16]}…)")
     ckpt_dir = os.path.join(run_dir, "checkpoints")
     clear_run(run_dir)
     os.makedirs(ckpt_dir, exist_ok=True)

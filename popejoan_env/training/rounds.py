@@ -55,6 +55,13 @@ class ResumeError(PopeJoanError):
     """A run's saved rounds cannot be resumed with these flags (the message names the file and why)."""
 
 
+def stage(k: int, start_model: str) -> str:
+    """Round ``k``'s name in the learning curve: round 0 is the imitation, or the start model when a file gives it."""
+    if k:
+        return f"round {k}"
+    return "start model" if start_model else "imitation"
+
+
 def seeds(seed: int, k: int) -> tuple[int, int]:
     """Round ``k``'s seeds (``k >= 1``): of its rollout games, and of its training's shuffles."""
     return seed + 40_000 + 1_000 * (k - 1), seed + 2 + 1_000 * (k - 1)
@@ -227,15 +234,15 @@ def _entry_fault(entry: Any, k: int, flags: dict[str, Any]) -> str:
         return f"deals {brief(record.get('deals'))}, where this run plays {deals} a round"
     if not _number(record.get("decisions"), 0, sys.maxsize, whole=True):
         return f"decisions {brief(record.get('decisions'))}"
-    stage = ("start model" if flags.get("start_model") else "imitation") if k == 0 else f"round {k}"
+    name = stage(k, str(flags.get("start_model") or ""))
     opponents = split_list(str(flags.get("eval_opponents", "")))
     for row in evals:
-        if not isinstance(row, dict) or row.get("stage") != stage or not _number(row.get("epoch"), 0, 10**6, True) \
+        if not isinstance(row, dict) or row.get("stage") != name or not _number(row.get("epoch"), 0, 10**6, True) \
                 or not _number(row.get("train_seconds"), 0, MAX_ROUND_SECONDS * 1001) \
                 or not isinstance(row.get("results"), dict) or sorted(row["results"]) != sorted(opponents) \
                 or not all(isinstance(r, dict) and _number(r.get("diff_mean"), -1e9, 1e9)
                            and _number(r.get("diff_ci95"), 0, 1e9) for r in row["results"].values()):
-            return f"a learning-curve point {brief(row)}, not one of {stage} against {', '.join(opponents)}"
+            return f"a learning-curve point {brief(row)}, not one of {name} against {', '.join(opponents)}"
     return ""
 
 
