@@ -171,6 +171,19 @@ def test_any_player_with_act_takes_a_seat() -> None:
     np.testing.assert_array_equal(a.per_deal, b.per_deal)
 
 
+def test_model_files_of_one_name_are_told_apart_by_their_folders(tmp_path) -> None:
+    from test_edges import tiny_model
+
+    for run in ("run_a", "run_b"):
+        (tmp_path / run / "rounds").mkdir(parents=True)
+    a = tiny_model(tmp_path / "run_a" / "rounds" / "round_1.zip")
+    b = tiny_model(tmp_path / "run_b" / "rounds" / "round_1.zip")
+    result = run_duplicate([str(a), str(b), str(a)], deals=2, seed=1, seats=3)
+    assert result.players == ["run_a/rounds/round_1", "run_b/rounds/round_1", "run_a/rounds/round_1#2"]
+    assert run_duplicate([str(a), str(a), "random"], deals=2, seed=1, seats=3).players == \
+        ["round_1", "round_1#2", "random"]
+
+
 def test_an_illegal_choice_is_reported_with_the_players_name() -> None:
     class Cheat(ScriptedPlayer):
         name = "cheat"

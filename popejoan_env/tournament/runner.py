@@ -9,6 +9,7 @@ Deals are played here, in forked processes (``workers``) or as Ray tasks
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -235,7 +236,7 @@ def run_duplicate(
     rules = resolve_rules(rules)
     check_settings(deals, seed, seats, max_groups, workers, backend, address)
     players = [make_player(p) if isinstance(p, str) else p for p in entrants]
-    names = _unique_names([p.name for p in players])
+    names = _unique_names(_entrant_names(players))
     mode, groups = make_schedule(len(players), seats, lineups)
     Deal.new(rules, seats, 0, np.random.default_rng(0))  # refuse a table the rules do not allow before any work
     runner = _Runner(players, rules, seats, seed, groups, max_groups)
@@ -298,6 +299,25 @@ def run_duplicate(
         think_seconds=[float(x) for x in think],
         wall_seconds=wall,
     )
+
+
+def _entrant_names(players: list[Any]) -> list[str]:
+    """Players' names; model files that share one are told apart by their path's shortest distinct tail."""
+    names = [p.name for p in players]
+    paths = [getattr(getattr(p, "policy", None), "path", None) for p in players]
+    out = list(names)
+    for name in set(names):
+        own = [i for i, n in enumerate(names) if n == name and paths[i] is not None]
+        parts = {i: os.path.splitext(os.path.abspath(paths[i]))[0].split(os.sep) for i in own}
+        if len({tuple(p) for p in parts.values()}) < 2:
+            continue  # one file (or none) under this name: '#2' tells its copies apart
+        for k in range(2, max(len(p) for p in parts.values()) + 1):
+            tails = ["/".join(parts[i][-k:]) for i in own]
+            if len(set(tails)) == len({tuple(p) for p in parts.values()}):
+                break
+        for i, tail in zip(own, tails):
+            out[i] = tail
+    return out
 
 
 def _unique_names(names: Iterable[str]) -> list[str]:
