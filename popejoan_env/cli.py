@@ -33,12 +33,33 @@ def leave_interrupts_to_parent() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def one_blas_thread() -> None:
+    """In a worker process: numpy's BLAS on one thread, since the workers are the parallelism.
+
+    A network's matrix products (a model file in a tournament, ``pimc_net``'s batches) otherwise start as many
+    BLAS threads in every worker as the machine has cores, and they spin against each other: a network twice
+    the default's width played 4-5 times slower in two workers than with one thread each (CHANGELOG, 0.3.0).
+    threadpoolctl comes with the ``train`` extra, which every network needs; without it there is no network."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    threadpool_limits(limits=1, user_api="blas")
+
+
+def _worker_starts() -> None:
+    """What every forked worker does first."""
+    leave_interrupts_to_parent()
+    one_blas_thread()
+
+
 def fork_pool(workers: int) -> multiprocessing.pool.Pool:
-    """A pool of ``workers`` forked processes that leave Ctrl-C to the command (``leave_interrupts_to_parent``);
-    leaving its ``with`` on an error or a Ctrl-C terminates them."""
+    """A pool of ``workers`` forked processes that leave Ctrl-C to the command (``leave_interrupts_to_parent``)
+    and run BLAS on one thread each (``one_blas_thread``); leaving its ``with`` on an error or a Ctrl-C
+    terminates them."""
     import multiprocessing
 
-    return multiprocessing.get_context("fork").Pool(workers, initializer=leave_interrupts_to_parent)
+    return multiprocessing.get_context("fork").Pool(workers, initializer=_worker_starts)
 
 
 class OneLineParser(argparse.ArgumentParser):

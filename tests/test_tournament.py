@@ -184,6 +184,25 @@ def test_model_files_of_one_name_are_told_apart_by_their_folders(tmp_path) -> No
         ["round_1", "round_1#2", "random"]
 
 
+def _blas_threads(_: int) -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+
+def test_forked_workers_run_blas_on_one_thread() -> None:
+    from threadpoolctl import threadpool_limits
+
+    from popejoan_env.cli import fork_pool
+
+    with threadpool_limits(limits=2, user_api="blas"):  # a parent with two BLAS threads, as on a 2-core machine
+        assert max(_blas_threads(0)) == 2
+        with fork_pool(2) as pool:
+            seen = pool.map(_blas_threads, range(4))
+        assert max(_blas_threads(0)) == 2  # the parent keeps its own
+    assert seen and all(threads == [1] * len(threads) and threads for threads in seen)
+
+
 def test_an_illegal_choice_is_reported_with_the_players_name() -> None:
     class Cheat(ScriptedPlayer):
         name = "cheat"
