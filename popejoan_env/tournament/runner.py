@@ -309,11 +309,12 @@ def _entrant_names(players: list[Any]) -> list[str]:
     for name in set(names):
         own = [i for i, n in enumerate(names) if n == name and paths[i] is not None]
         parts = {i: os.path.splitext(os.path.abspath(paths[i]))[0].split(os.sep) for i in own}
-        if len({tuple(p) for p in parts.values()}) < 2:
+        files = len({tuple(p) for p in parts.values()})
+        if files < 2:
             continue  # one file (or none) under this name: '#2' tells its copies apart
         for k in range(2, max(len(p) for p in parts.values()) + 1):
             tails = ["/".join(parts[i][-k:]) for i in own]
-            if len(set(tails)) == len({tuple(p) for p in parts.values()}):
+            if len(set(tails)) == files:
                 break
         for i, tail in zip(own, tails):
             out[i] = tail
