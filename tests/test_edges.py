@@ -1429,6 +1429,7 @@ TRAIN_COMBINATIONS = [
      "a rollout of 512 (--n-envs 8 x --n-steps 64) in minibatches of --batch-size 511"),
     (["--actor", "mlp", "--net-arch", "14000"], "holds 36,750,053 values; a model file holds at most 16,515,072"),
     (["--actor-arch", "128,4096,4096"], "and --actor-arch 128,4096,4096 holds"),
+    (["--imitate-deals", "0"], "nothing to train: --imitate-deals 0 with no --start-model and --total-timesteps 0"),
 ]
 
 
@@ -1442,6 +1443,41 @@ def test_train_refuses_flags_that_cannot_run_together_before_any_work(flags: lis
 
     with pytest.raises(PopeJoanError, match=re.escape(says)):
         ppo.check_args(_train_args(flags))
+
+
+ROUNDS_UNUSED = [
+    (["--imitate-deals", "0", "--total-timesteps", "512", "--rounds", "2"],
+     "--rounds would go unused: the rounds of policy improvement follow the imitation, and --imitate-deals 0 has "
+     "none (give --start-model, or leave --rounds out)"),
+    (["--imitate-deals", "0", "--total-timesteps", "512", "--rollout-worlds", "32"],
+     "--rollout-worlds would go unused: the rounds"),
+    (["--rounds", "0", "--rollout-belief", "leads"], "--rollout-belief would go unused: --rounds 0 trains no round"),
+    (["--quick", "--rounds", "0", "--rollout-deals", "500"], "--rollout-deals would go unused: --rounds 0"),
+]
+
+
+@pytest.mark.parametrize(("flags", "says"), ROUNDS_UNUSED, ids=lambda x: " ".join(x)[:40] if isinstance(x, list)
+                         else None)
+def test_train_refuses_a_flag_of_the_rounds_where_no_round_is_trained(flags: list[str], says: str) -> None:
+    """Before: the flag was read and silently unused (``--imitate-deals 0 --rounds 2`` trained no round; with
+    ``--total-timesteps 0`` as well it saved an untrained network and exited 0)."""
+    pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
+    from popejoan_env.training import ppo
+
+    args, given = ppo.parse_given(ppo.Args, flags, "")
+    with pytest.raises(PopeJoanError, match=re.escape(says)):
+        ppo.check_given_rounds(ppo.apply_quick(args, given), given)
+
+
+def test_the_rounds_flags_a_run_uses_are_accepted() -> None:
+    pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
+    from popejoan_env.training import ppo
+
+    for flags in (["--rounds", "0"], ["--quick", "--rounds", "0"], ["--imitate-deals", "0", "--rounds", "0"],
+                  ["--rounds", "2", "--rollout-worlds", "32"], ["--imitate-deals", "0", "--start-model", "m.zip",
+                                                               "--rollout-lr", "1e-4"]):
+        args, given = ppo.parse_given(ppo.Args, flags, "")
+        ppo.check_given_rounds(ppo.apply_quick(args, given), given)
 
 
 def test_a_refused_combination_writes_nothing(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:

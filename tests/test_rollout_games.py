@@ -141,7 +141,8 @@ def test_the_stage_is_the_default_and_is_refused_where_the_batch_engine_cannot_p
     with pytest.raises(PopeJoanError, match="full pack only: add --rounds 0"):
         train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, small, ""))
     train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, [*small, "--rounds", "0"], ""))
-    train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, [*small, "--imitate-deals", "0"], ""))
+    train_ppo.check_args(train_ppo.parse_flags(train_ppo.Args, [*small, "--imitate-deals", "0", "--total-timesteps",
+                                                                 "512"], ""))
     for bad in (["--rollout-worlds", "0"], ["--rollout-deals", "0"], ["--rounds", "-1"], ["--rollout-lr", "0"]):
         with pytest.raises(SystemExit) as out:
             train_ppo.parse_flags(train_ppo.Args, bad, "")

@@ -27,6 +27,9 @@ TINY = ["--imitate-deals", "40", "--imitate-player", "pimc:samples=8", "--imitat
         "--eval-interval", "1", "--eval-deals", "2", "--eval-opponents", "random", "--final-eval-deals", "0",
         "--no-progress", "--no-tensorboard"]
 """A run of a few seconds a round."""
+IMITATION = ["--rounds", "0", *[flag for i, flag in enumerate(TINY)
+                                if not (flag.startswith("--rollout-") or TINY[i - 1].startswith("--rollout-"))]]
+"""TINY's imitation alone (a --rollout-* flag with --rounds 0 is refused)."""
 
 
 def _weights(path: Path) -> bytes:
@@ -305,7 +308,7 @@ def test_a_run_from_start_model_plays_the_rounds_a_run_after_that_network_plays(
 
 
 def test_a_run_from_start_model_resumes_only_from_the_same_file(tmp_path: Path, capsys: Any) -> None:
-    ppo.main(["--output-dir", str(tmp_path), "--run-name", "a", "--rounds", "0", *TINY])
+    ppo.main(["--output-dir", str(tmp_path), "--run-name", "a", *IMITATION])
     start = tmp_path / "start.zip"
     start.write_bytes((tmp_path / "a" / "model.zip").read_bytes())
     whole = ["--output-dir", str(tmp_path), "--run-name", "b", "--start-model", str(start), *TINY]
@@ -324,7 +327,7 @@ def test_a_run_from_start_model_resumes_only_from_the_same_file(tmp_path: Path, 
     (["--activation", "relu"], "activation 'tanh'"),
 ])
 def test_a_start_model_that_does_not_fit_the_run_is_refused(tmp_path: Path, flags: list[str], says: str) -> None:
-    ppo.main(["--output-dir", str(tmp_path), "--run-name", "a", "--rounds", "0", *TINY])
+    ppo.main(["--output-dir", str(tmp_path), "--run-name", "a", *IMITATION])
     with pytest.raises(ppo.PopeJoanError, match=says):
         ppo.check_args(ppo.parse_flags(ppo.Args, [*TINY, "--start-model", str(tmp_path / "a" / "model.zip"),
                                                   "--rounds", "1", *flags], ""))

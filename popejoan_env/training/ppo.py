@@ -175,7 +175,7 @@ class Args:
     imitate_workers: int = arg(2, "forked processes playing the imitation's and the rollout stage's deals (the data "
                                   "do not change)", kind=Integer(1, 256), group=RECIPE)
     rounds: int = arg(1,
-                      "rounds of policy improvement after the imitation (none with --imitate-deals 0): in round k the "
+                      "rounds of policy improvement after the imitation (or --start-model): in round k the "
                       "network of round k-1 plays the rollouts of the search whose values it then learns; each round "
                       "is kept in <run>/rounds/ as it finishes (--resume); 0 = the imitation alone",
                       kind=Integer(0, 1000), group=RECIPE)
@@ -349,6 +349,9 @@ def check_args(args: Args) -> Setup:
                             "full pack only: add --rounds 0")
     if args.resume and not has_recipe(args):
         raise PopeJoanError("--resume continues the recipe's rounds, and --imitate-deals 0 has none")
+    if not has_recipe(args) and not args.total_timesteps:
+        raise PopeJoanError("nothing to train: --imitate-deals 0 with no --start-model and --total-timesteps 0 "
+                            "(give --total-timesteps N for PPO alone, or leave --imitate-deals at its default)")
     check_backend(args.backend, args.address)
     for flag, names in (("--eval-opponents", args.eval_opponents),
                         ("--final-eval-opponents", args.final_eval_opponents)):
@@ -366,6 +369,24 @@ def check_args(args: Args) -> Setup:
     if args.start_model:
         check_start_model(args, setup)
     return setup
+
+
+ROUND_FLAGS = ("rounds", "rollout_deals", "rollout_worlds", "rollout_belief", "rollout_epochs", "rollout_lr")
+"""The fields of the flags that shape the rounds of policy improvement."""
+
+
+def check_given_rounds(args: Args, given: frozenset[str]) -> None:
+    """Refuse a flag of the rounds that the command line gave where the run trains no round: it would go unused."""
+    unused = [name for name in ROUND_FLAGS if name in given and (name != "rounds" or args.rounds)]
+    if not unused:
+        return
+    flag = "--" + unused[0].replace("_", "-")
+    if not has_recipe(args):
+        raise PopeJoanError(f"{flag} would go unused: the rounds of policy improvement follow the imitation, and "
+                            f"--imitate-deals 0 has none (give --start-model, or leave {flag} out)")
+    if not args.rounds:
+        raise PopeJoanError(f"{flag} would go unused: --rounds 0 trains no round of policy improvement (give "
+                            f"--rounds 1 or more, or leave {flag} out)")
 
 
 def has_recipe(args: Args) -> bool:
@@ -733,6 +754,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args, given = parse_given(Args, argv, __doc__.split("\n\n")[0])
     check_given_address(args.address, given)
     args = apply_quick(args, given)
+    check_given_rounds(args, given)
     setup = check_args(args)  # every flag that can be wrong is checked before anything is written
     # --backend ray: the cluster is joined (or a local Ray started) once, before anything is written, for every
     # game stage of the run
