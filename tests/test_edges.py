@@ -1445,7 +1445,7 @@ def test_train_refuses_flags_that_cannot_run_together_before_any_work(flags: lis
         ppo.check_args(_train_args(flags))
 
 
-ROUNDS_UNUSED = [
+STAGE_UNUSED = [
     (["--imitate-deals", "0", "--total-timesteps", "512", "--rounds", "2"],
      "--rounds would go unused: the rounds of policy improvement follow the imitation, and --imitate-deals 0 has "
      "none (give --start-model, or leave --rounds out)"),
@@ -1453,12 +1453,15 @@ ROUNDS_UNUSED = [
      "--rollout-worlds would go unused: the rounds"),
     (["--rounds", "0", "--rollout-belief", "leads"], "--rollout-belief would go unused: --rounds 0 trains no round"),
     (["--quick", "--rounds", "0", "--rollout-deals", "500"], "--rollout-deals would go unused: --rounds 0"),
+    (["--start-model", "m.zip", "--imitate-player", "pimc_net"],
+     "--imitate-player would go unused: --start-model m.zip takes the imitation's place"),
+    (["--start-model", "m.zip", "--imitate-deals", "1000"], "--imitate-deals would go unused"),
 ]
 
 
-@pytest.mark.parametrize(("flags", "says"), ROUNDS_UNUSED, ids=lambda x: " ".join(x)[:40] if isinstance(x, list)
+@pytest.mark.parametrize(("flags", "says"), STAGE_UNUSED, ids=lambda x: " ".join(x)[:40] if isinstance(x, list)
                          else None)
-def test_train_refuses_a_flag_of_the_rounds_where_no_round_is_trained(flags: list[str], says: str) -> None:
+def test_train_refuses_a_flag_of_a_stage_the_run_does_not_have(flags: list[str], says: str) -> None:
     """Before: the flag was read and silently unused (``--imitate-deals 0 --rounds 2`` trained no round; with
     ``--total-timesteps 0`` as well it saved an untrained network and exited 0)."""
     pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
@@ -1466,18 +1469,20 @@ def test_train_refuses_a_flag_of_the_rounds_where_no_round_is_trained(flags: lis
 
     args, given = ppo.parse_given(ppo.Args, flags, "")
     with pytest.raises(PopeJoanError, match=re.escape(says)):
-        ppo.check_given_rounds(ppo.apply_quick(args, given), given)
+        ppo.check_given_stages(ppo.apply_quick(args, given), given)
 
 
-def test_the_rounds_flags_a_run_uses_are_accepted() -> None:
+def test_the_stage_flags_a_run_uses_are_accepted() -> None:
     pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
     from popejoan_env.training import ppo
 
     for flags in (["--rounds", "0"], ["--quick", "--rounds", "0"], ["--imitate-deals", "0", "--rounds", "0"],
                   ["--rounds", "2", "--rollout-worlds", "32"], ["--imitate-deals", "0", "--start-model", "m.zip",
-                                                               "--rollout-lr", "1e-4"]):
+                                                               "--rollout-lr", "1e-4"],
+                  ["--start-model", "m.zip", "--imitate-workers", "1", "--imitate-choice-weight", "0.2"],
+                  ["--quick", "--start-model", "m.zip"]):
         args, given = ppo.parse_given(ppo.Args, flags, "")
-        ppo.check_given_rounds(ppo.apply_quick(args, given), given)
+        ppo.check_given_stages(ppo.apply_quick(args, given), given)
 
 
 def test_a_refused_combination_writes_nothing(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,6 +30,9 @@ TINY = ["--imitate-deals", "40", "--imitate-player", "pimc:samples=8", "--imitat
 IMITATION = ["--rounds", "0", *[flag for i, flag in enumerate(TINY)
                                 if not (flag.startswith("--rollout-") or TINY[i - 1].startswith("--rollout-"))]]
 """TINY's imitation alone (a --rollout-* flag with --rounds 0 is refused)."""
+FROM_START = [flag for i, flag in enumerate(TINY) if not any(
+    f.startswith("--imitate-") and f != "--imitate-workers" for f in (flag, TINY[i - 1]))]
+"""TINY's rounds, for a run from --start-model (the flags of the imitation alone are refused with it)."""
 
 
 def _weights(path: Path) -> bytes:
@@ -296,7 +299,7 @@ def test_a_run_from_start_model_plays_the_rounds_a_run_after_that_network_plays(
     whole = ppo.main(["--output-dir", str(tmp_path), "--run-name", "whole", "--rounds", "2", *TINY])
     first = tmp_path / "whole" / "rounds" / "round_0.zip"
     grown = ppo.main(["--output-dir", str(tmp_path), "--run-name", "grown", "--rounds", "2", "--start-model",
-                      str(first), *TINY])
+                      str(first), *FROM_START])
     for k in range(3):
         assert _weights(tmp_path / "whole" / "rounds" / f"round_{k}.zip") == \
             _weights(tmp_path / "grown" / "rounds" / f"round_{k}.zip"), f"round {k}"
@@ -311,7 +314,7 @@ def test_a_run_from_start_model_resumes_only_from_the_same_file(tmp_path: Path, 
     ppo.main(["--output-dir", str(tmp_path), "--run-name", "a", *IMITATION])
     start = tmp_path / "start.zip"
     start.write_bytes((tmp_path / "a" / "model.zip").read_bytes())
-    whole = ["--output-dir", str(tmp_path), "--run-name", "b", "--start-model", str(start), *TINY]
+    whole = ["--output-dir", str(tmp_path), "--run-name", "b", "--start-model", str(start), *FROM_START]
     ppo.main(whole + ["--rounds", "1"])
     capsys.readouterr()
     ppo.main(whole + ["--rounds", "2", "--resume"])
@@ -329,7 +332,7 @@ def test_a_run_from_start_model_resumes_only_from_the_same_file(tmp_path: Path, 
 def test_a_start_model_that_does_not_fit_the_run_is_refused(tmp_path: Path, flags: list[str], says: str) -> None:
     ppo.main(["--output-dir", str(tmp_path), "--run-name", "a", *IMITATION])
     with pytest.raises(ppo.PopeJoanError, match=says):
-        ppo.check_args(ppo.parse_flags(ppo.Args, [*TINY, "--start-model", str(tmp_path / "a" / "model.zip"),
+        ppo.check_args(ppo.parse_flags(ppo.Args, [*FROM_START, "--start-model", str(tmp_path / "a" / "model.zip"),
                                                   "--rounds", "1", *flags], ""))
 
 

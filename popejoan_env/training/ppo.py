@@ -154,9 +154,10 @@ class Args:
     # ------------------------------------------------------------------ the recipe
     start_model: str = arg("",
                            "begin from this model file instead of the imitation: its network is round 0 (it must be "
-                           "one of this run's --actor, --actor-arch, --net-arch and --activation) and the --imitate-* "
-                           "flags are not used; the --rounds of policy improvement start from it (how the shipped "
-                           "network's third round was made from its second)", group=RECIPE)
+                           "one of this run's --actor, --actor-arch, --net-arch and --activation), and the flags of "
+                           "the imitation alone are refused (--imitate-deals, -player, -epochs, -loss, -lr); the "
+                           "--rounds of policy improvement start from it (how the shipped network's third round was "
+                           "made from its second)", group=RECIPE)
     imitate_deals: int = arg(60_000,
                              "deals of the --imitate-player at every seat whose decisions the policy and critic learn "
                              "first (imitation, popejoan_env/training/expert_games.py); 0 = none",
@@ -169,7 +170,7 @@ class Args:
                             "to the expert's card) or choice (that cross-entropy alone: the recipe before, kept for "
                             "the commands that reproduce the models of models/round1/ and models/shipped/ and the "
                             "small game's in docs/openspiel.md; expert_games.imitate)", group=RECIPE)
-    imitate_choice_weight: float = arg(0.1, "the cross-entropy's weight under --imitate-loss regret",
+    imitate_choice_weight: float = arg(0.1, "the cross-entropy's weight under --imitate-loss regret and in the rounds",
                                        kind=Number(0.0, 100.0), group=RECIPE)
     imitate_lr: float = arg(1e-3, "Adam learning rate of the imitation", kind=RATE, group=RECIPE)
     imitate_workers: int = arg(2, "forked processes playing the imitation's and the rollout stage's deals (the data "
@@ -375,12 +376,28 @@ ROUND_FLAGS = ("rounds", "rollout_deals", "rollout_worlds", "rollout_belief", "r
 """The fields of the flags that shape the rounds of policy improvement."""
 
 
-def check_given_rounds(args: Args, given: frozenset[str]) -> None:
-    """Refuse a flag of the rounds that the command line gave where the run trains no round: it would go unused."""
+IMITATION_FLAGS = ("imitate_deals", "imitate_player", "imitate_epochs", "imitate_loss", "imitate_lr")
+"""The fields of the flags that shape the imitation alone (the rounds use ``--imitate-workers`` and
+``--imitate-choice-weight`` too)."""
+
+
+def _flag(name: str) -> str:
+    """The command-line flag of the field ``name``."""
+    return "--" + name.replace("_", "-")
+
+
+def check_given_stages(args: Args, given: frozenset[str]) -> None:
+    """Refuse a flag of a stage that the command line gave where the run has no such stage: it would go unused."""
+    if args.start_model:
+        skipped = [name for name in IMITATION_FLAGS
+                   if name in given and (name != "imitate_deals" or args.imitate_deals)]
+        if skipped:
+            raise PopeJoanError(f"{_flag(skipped[0])} would go unused: --start-model {args.start_model} takes the "
+                                f"imitation's place (leave {_flag(skipped[0])} out)")
     unused = [name for name in ROUND_FLAGS if name in given and (name != "rounds" or args.rounds)]
     if not unused:
         return
-    flag = "--" + unused[0].replace("_", "-")
+    flag = _flag(unused[0])
     if not has_recipe(args):
         raise PopeJoanError(f"{flag} would go unused: the rounds of policy improvement follow the imitation, and "
                             f"--imitate-deals 0 has none (give --start-model, or leave {flag} out)")
@@ -754,7 +771,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args, given = parse_given(Args, argv, __doc__.split("\n\n")[0])
     check_given_address(args.address, given)
     args = apply_quick(args, given)
-    check_given_rounds(args, given)
+    check_given_stages(args, given)
     setup = check_args(args)  # every flag that can be wrong is checked before anything is written
     # --backend ray: the cluster is joined (or a local Ray started) once, before anything is written, for every
     # game stage of the run
