@@ -1456,6 +1456,9 @@ STAGE_UNUSED = [
     (["--start-model", "m.zip", "--imitate-player", "pimc_net"],
      "--imitate-player would go unused: --start-model m.zip takes the imitation's place"),
     (["--start-model", "m.zip", "--imitate-deals", "1000"], "--imitate-deals would go unused"),
+    (["--imitate-deals", "0", "--total-timesteps", "512", "--imitate-player", "pimc_net"],
+     "--imitate-player would go unused: --imitate-deals 0 trains no imitation and no round"),
+    (["--imitate-deals", "0", "--total-timesteps", "512", "--imitate-workers", "1"], "--imitate-workers would go"),
 ]
 
 
@@ -1480,7 +1483,7 @@ def test_the_stage_flags_a_run_uses_are_accepted() -> None:
                   ["--rounds", "2", "--rollout-worlds", "32"], ["--imitate-deals", "0", "--start-model", "m.zip",
                                                                "--rollout-lr", "1e-4"],
                   ["--start-model", "m.zip", "--imitate-workers", "1", "--imitate-choice-weight", "0.2"],
-                  ["--quick", "--start-model", "m.zip"]):
+                  ["--quick", "--start-model", "m.zip"], ["--imitate-deals", "0", "--total-timesteps", "512"]):
         args, given = ppo.parse_given(ppo.Args, flags, "")
         ppo.check_given_stages(ppo.apply_quick(args, given), given)
 

@@ -394,6 +394,12 @@ def check_given_stages(args: Args, given: frozenset[str]) -> None:
         if skipped:
             raise PopeJoanError(f"{_flag(skipped[0])} would go unused: --start-model {args.start_model} takes the "
                                 f"imitation's place (leave {_flag(skipped[0])} out)")
+    if not has_recipe(args):
+        skipped = [name for name in (*IMITATION_FLAGS, "imitate_choice_weight", "imitate_workers")
+                   if name in given and name != "imitate_deals"]
+        if skipped:
+            raise PopeJoanError(f"{_flag(skipped[0])} would go unused: --imitate-deals 0 trains no imitation and no "
+                                f"round (leave {_flag(skipped[0])} out)")
     unused = [name for name in ROUND_FLAGS if name in given and (name != "rounds" or args.rounds)]
     if not unused:
         return
