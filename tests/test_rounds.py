@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,16 @@ TINY = ["--imitate-deals", "40", "--imitate-player", "pimc:samples=8", "--imitat
         "--eval-interval", "1", "--eval-deals", "2", "--eval-opponents", "random", "--final-eval-deals", "0",
         "--no-progress", "--no-tensorboard"]
 """A run of a few seconds a round."""
-IMITATION = ["--rounds", "0", *[flag for i, flag in enumerate(TINY)
-                                if not (flag.startswith("--rollout-") or TINY[i - 1].startswith("--rollout-"))]]
+
+
+def _dropping(flags: list[str], drop: Callable[[str], bool]) -> list[str]:
+    """``flags`` without each flag for which ``drop`` holds and the value after it (every dropped flag has one)."""
+    return [flag for i, flag in enumerate(flags) if not drop(flag) and not (i and drop(flags[i - 1]))]
+
+
+IMITATION = ["--rounds", "0", *_dropping(TINY, lambda flag: flag.startswith("--rollout-"))]
 """TINY's imitation alone (a --rollout-* flag with --rounds 0 is refused)."""
-FROM_START = [flag for i, flag in enumerate(TINY) if not any(
-    f.startswith("--imitate-") and f != "--imitate-workers" for f in (flag, TINY[i - 1]))]
+FROM_START = _dropping(TINY, lambda flag: flag.startswith("--imitate-") and flag != "--imitate-workers")
 """TINY's rounds, for a run from --start-model (the flags of the imitation alone are refused with it)."""
 
 

@@ -52,6 +52,12 @@ FLAG_TYPES: dict[str, Any] = {"str": str}
 an int or float field reads through its ``kind``."""
 
 
+def flag_of(field: str) -> str:
+    """The command-line flag of a dataclass field: ``--field-name`` (a trailing ``_`` dropped: ``lambda_`` is
+    ``--lambda``)."""
+    return "--" + field.rstrip("_").replace("_", "-")
+
+
 def flag_parser(cls: type, description: str, given_only: bool = False) -> OneLineParser:
     """The command line of a dataclass: ``--field-name`` per field (a trailing ``_`` dropped: ``lambda_`` is
     ``--lambda``), bools as ``--x/--no-x``, each with its help text and default, under its field's heading
@@ -64,7 +70,7 @@ def flag_parser(cls: type, description: str, given_only: bool = False) -> OneLin
         if heading is not None and heading not in groups:
             groups[heading] = parser.add_argument_group(heading)
         where = parser if heading is None else groups[heading]
-        flag = "--" + f.name.rstrip("_").replace("_", "-")
+        flag = flag_of(f.name)
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
         kwargs = {"dest": f.name, "default": argparse.SUPPRESS if given_only else default,
                   "help": f.metadata["help"].replace("%", "%%"), **f.metadata["argparse"]}  # argparse formats with %

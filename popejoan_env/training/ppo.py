@@ -85,9 +85,9 @@ from popejoan_env.players.pimc import MAX_SAMPLES
 from popejoan_env.rules import Rules, check_players, parse_rules_options
 from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
 from popejoan_env.sb3_policies import SuitsPolicy, policy_values
-from popejoan_env.training.common import (arg, check_given_address, check_run_name, command, evaluate, format_eval,
-                                          make_run_dir, parse_flags, parse_given, run_script, set_torch_threads,
-                                          with_quick, write_learning_curve, write_run_json)
+from popejoan_env.training.common import (arg, check_given_address, check_run_name, command, evaluate, flag_of,
+                                          format_eval, make_run_dir, parse_flags, parse_given, run_script,
+                                          set_torch_threads, with_quick, write_learning_curve, write_run_json)
 from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
 from popejoan_env.training.rollout_games import BELIEFS, rollout_games
 from popejoan_env.files import OutputPathError, file_sha256
@@ -374,42 +374,32 @@ def check_args(args: Args) -> Setup:
 
 ROUND_FLAGS = ("rounds", "rollout_deals", "rollout_worlds", "rollout_belief", "rollout_epochs", "rollout_lr")
 """The fields of the flags that shape the rounds of policy improvement."""
-
-
 IMITATION_FLAGS = ("imitate_deals", "imitate_player", "imitate_epochs", "imitate_loss", "imitate_lr")
 """The fields of the flags that shape the imitation alone (the rounds use ``--imitate-workers`` and
 ``--imitate-choice-weight`` too)."""
-
-
-def _flag(name: str) -> str:
-    """The command-line flag of the field ``name``."""
-    return "--" + name.replace("_", "-")
+NO_STAGE = {"imitate_deals": 0, "rounds": 0}
+"""The values of these flags that say the run has no such stage: given so, they agree with a run without it."""
 
 
 def check_given_stages(args: Args, given: frozenset[str]) -> None:
     """Refuse a flag of a stage that the command line gave where the run has no such stage: it would go unused."""
-    if args.start_model:
-        skipped = [name for name in IMITATION_FLAGS
-                   if name in given and (name != "imitate_deals" or args.imitate_deals)]
-        if skipped:
-            raise PopeJoanError(f"{_flag(skipped[0])} would go unused: --start-model {args.start_model} takes the "
-                                f"imitation's place (leave {_flag(skipped[0])} out)")
-    if not has_recipe(args):
-        skipped = [name for name in (*IMITATION_FLAGS, "imitate_choice_weight", "imitate_workers")
-                   if name in given and name != "imitate_deals"]
-        if skipped:
-            raise PopeJoanError(f"{_flag(skipped[0])} would go unused: --imitate-deals 0 trains no imitation and no "
-                                f"round (leave {_flag(skipped[0])} out)")
-    unused = [name for name in ROUND_FLAGS if name in given and (name != "rounds" or args.rounds)]
-    if not unused:
-        return
-    flag = _flag(unused[0])
-    if not has_recipe(args):
-        raise PopeJoanError(f"{flag} would go unused: the rounds of policy improvement follow the imitation, and "
-                            f"--imitate-deals 0 has none (give --start-model, or leave {flag} out)")
-    if not args.rounds:
-        raise PopeJoanError(f"{flag} would go unused: --rounds 0 trains no round of policy improvement (give "
-                            f"--rounds 1 or more, or leave {flag} out)")
+    recipe = has_recipe(args)
+    absent = [  # (the fields of a stage this run does not have, why, what to do besides leaving the flag out)
+        (IMITATION_FLAGS if args.start_model else (), f"--start-model {args.start_model} takes the imitation's place",
+         ""),
+        (() if recipe else (*IMITATION_FLAGS, "imitate_choice_weight", "imitate_workers"),
+         "--imitate-deals 0 trains no imitation and no round", ""),
+        (() if recipe else ROUND_FLAGS,
+         "the rounds of policy improvement follow the imitation, and --imitate-deals 0 has none",
+         "give --start-model, or "),
+        (ROUND_FLAGS if recipe and not args.rounds else (), "--rounds 0 trains no round of policy improvement",
+         "give --rounds 1 or more, or "),
+    ]
+    for fields, why, instead in absent:
+        for name in fields:
+            if name in given and (name not in NO_STAGE or getattr(args, name) != NO_STAGE[name]):
+                flag = flag_of(name)
+                raise PopeJoanError(f"{flag} would go unused: {why} ({instead}leave {flag} out)")
 
 
 def has_recipe(args: Args) -> bool:

@@ -28,6 +28,7 @@ from popejoan_env.checks import brief, split_list
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import OutputPathError, file_sha256, write_atomic
 from popejoan_env.nets.model_file import read_model
+from popejoan_env.training.common import flag_of
 
 FORMAT = "popejoan-rounds/1"
 """The state file's format and version."""
@@ -128,9 +129,8 @@ class Rounds:
         for key in sorted(rounds.identity):
             mine, run = rounds.identity[key], theirs.get(key, "(absent)")
             if not _same(run, mine):
-                flag = "--" + key.replace("_", "-")
-                raise ResumeError(f"--resume: {flag} is {brief(run)} in this run ({path}) and {brief(mine)} now: "
-                                  "give the run's own flags")
+                raise ResumeError(f"--resume: {flag_of(key)} is {brief(run)} in this run ({path}) and {brief(mine)} "
+                                  "now: give the run's own flags")
         if len(done) - 1 > getattr(args, "rounds"):
             raise ResumeError(f"--resume: this run has {len(done) - 1} finished rounds and --rounds "
                               f"{getattr(args, 'rounds')} asks for fewer")
