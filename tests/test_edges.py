@@ -1459,6 +1459,13 @@ STAGE_UNUSED = [
     (["--imitate-deals", "0", "--total-timesteps", "512", "--imitate-player", "pimc_net"],
      "--imitate-player would go unused: --imitate-deals 0 trains no imitation and no round"),
     (["--imitate-deals", "0", "--total-timesteps", "512", "--imitate-workers", "1"], "--imitate-workers would go"),
+    (["--n-epochs", "4"], "--n-epochs would go unused: --total-timesteps 0 (the default) trains no PPO (give "
+     "--total-timesteps N, or leave --n-epochs out)"),
+    (["--total-timesteps", "0", "--clip-range", "0.1"], "--clip-range would go unused: --total-timesteps 0"),
+    (["--quick", "--opponents", "self:1"], "--opponents would go unused: --total-timesteps 0"),
+    (["--rounds", "3", "--no-anneal-lr"], "--no-anneal-lr would go unused: --total-timesteps 0 (the default) trains no PPO (give "
+     "--total-timesteps N, or leave --no-anneal-lr out)"),
+    (["--max-minutes", "5"], "--max-minutes would go unused"),
 ]
 
 
@@ -1483,7 +1490,9 @@ def test_the_stage_flags_a_run_uses_are_accepted() -> None:
                   ["--rounds", "2", "--rollout-worlds", "32"], ["--imitate-deals", "0", "--start-model", "m.zip",
                                                                "--rollout-lr", "1e-4"],
                   ["--start-model", "m.zip", "--imitate-workers", "1", "--imitate-choice-weight", "0.2"],
-                  ["--quick", "--start-model", "m.zip"], ["--imitate-deals", "0", "--total-timesteps", "512"]):
+                  ["--quick", "--start-model", "m.zip"], ["--imitate-deals", "0", "--total-timesteps", "512"],
+                  ["--total-timesteps", "0"], ["--vec-env", "dummy", "--n-envs", "4"],
+                  ["--total-timesteps", "512", "--n-epochs", "4", "--opponents", "self:1", "--no-anneal-lr"]):
         args, given = ppo.parse_given(ppo.Args, flags, "")
         ppo.check_given_stages(ppo.apply_quick(args, given), given)
 

@@ -128,7 +128,7 @@ def test_every_flag_has_help_and_bad_flags_are_refused_clearly(tmp_path) -> None
     assert "comma list such as 3,4,5" in text and "frozen snapshot of the learner" in text
     for flags, message in ((["--preset", "edwardian"], "unknown rules preset"),
                            (["--players", "9"], "players must be"),
-                           (["--opponents", "nobody:1"], "unknown player"),
+                           (["--opponents", "nobody:1", "--total-timesteps", "1000"], "unknown player"),
                            (["--run-name", "../elsewhere"], "--run-name must be a plain name"),
                            (["--preset", "modern,modern", "--total-timesteps", "0"], "a comma list of different"),
                            (["--preset", "modern,victorian", "--total-timesteps", "1000"], "imitation alone"),

@@ -377,6 +377,10 @@ ROUND_FLAGS = ("rounds", "rollout_deals", "rollout_worlds", "rollout_belief", "r
 IMITATION_FLAGS = ("imitate_deals", "imitate_player", "imitate_epochs", "imitate_loss", "imitate_lr")
 """The fields of the flags that shape the imitation alone (the rounds use ``--imitate-workers`` and
 ``--imitate-choice-weight`` too)."""
+PPO_FLAGS = ("opponents", "deals_per_episode", "n_steps", "learning_rate", "anneal_lr", "n_epochs", "gamma",
+             "gae_lambda", "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "snapshot_interval", "max_snapshots",
+             "checkpoint_interval", "max_minutes")
+"""The fields of the flags that shape PPO's learning alone (the envs, --vec-env and --n-envs, are built either way)."""
 NO_STAGE = {"imitate_deals": 0, "rounds": 0}
 """The values of these flags that say the run has no such stage: given so, they agree with a run without it."""
 
@@ -394,11 +398,15 @@ def check_given_stages(args: Args, given: frozenset[str]) -> None:
          "give --start-model, or "),
         (ROUND_FLAGS if recipe and not args.rounds else (), "--rounds 0 trains no round of policy improvement",
          "give --rounds 1 or more, or "),
+        (() if args.total_timesteps else PPO_FLAGS, "--total-timesteps 0 (the default) trains no PPO",
+         "give --total-timesteps N, or "),
     ]
     for fields, why, instead in absent:
         for name in fields:
             if name in given and (name not in NO_STAGE or getattr(args, name) != NO_STAGE[name]):
                 flag = flag_of(name)
+                if getattr(args, name) is False:  # a switch is named as it was given: --no-anneal-lr
+                    flag = f"--no-{flag[2:]}"
                 raise PopeJoanError(f"{flag} would go unused: {why} ({instead}leave {flag} out)")
 
 
