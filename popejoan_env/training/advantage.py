@@ -1,0 +1,119 @@
+"""The improvement a round has left to learn: what one step of look-ahead gains over the network after it.
+
+A round of ``popejoan train`` plays the search whose rollouts the network plays
+(``rollout_games``) and teaches the network that search's values.  The round can
+only gain what the search gains over the network, so this measures it directly,
+at the positions the network itself reaches: the network plays every seat of
+``deals`` deals, and at each decision with two or more candidate leads
+
+* the round's search chooses its card from ``worlds`` worlds (as a round does),
+* a judge, ``judge_worlds`` other worlds drawn independently, values that card
+  and the network's own card with the network playing every seat afterwards,
+
+and the decision's gain is the judge's value of the search's card minus its
+value of the network's.  The judge's worlds are not the ones the search chose
+by, so the gain is not inflated by the maximum over noisy values: its mean is
+what playing the search's card at one decision (and the network after it) gains
+over the network, the advantage a policy-iteration step has to give.  Near zero,
+the network is its own one-step improvement and a further round has nothing to
+learn; well above zero, the round has something left that its student did not
+take.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from popejoan_env.checks import brief
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.observation import action_mask, encode
+from popejoan_env.players.pimc import best_lead
+from popejoan_env.players.stops import lead_candidates
+from popejoan_env.seat_view import seat_view
+from popejoan_env.training.expert_games import Table, deal_of
+from popejoan_env.training.rollout_games import GROUP, card_values
+from popejoan_env.training.workers import play_tasks
+
+
+@dataclasses.dataclass(frozen=True)
+class Advantage:
+    """Each searched decision's gain (counters) and whether the search chose another card, by deal."""
+
+    deal: np.ndarray
+    """int64 [n]: the deal of each decision"""
+    gain: np.ndarray
+    """float64 [n]: the judge's value of the search's card minus that of the network's card"""
+    differ: np.ndarray
+    """bool [n]: the search's card is not the network's"""
+    deals: int
+
+    def per_deal(self) -> tuple[float, float]:
+        """The mean over deals of the gains summed over each deal's decisions (every seat's), and its 95% CI."""
+        sums = np.bincount(self.deal, weights=self.gain, minlength=self.deals)
+        return float(sums.mean()), float(1.96 * sums.std(ddof=1) / np.sqrt(self.deals)) if self.deals > 1 else 0.0
+
+    def per_decision(self) -> tuple[float, float]:
+        """The mean gain a decision and its 95% CI (clustered by deal: the deal's sum over its decisions)."""
+        mean, ci = self.per_deal()
+        scale = self.deals / max(len(self.gain), 1)
+        return mean * scale, ci * scale
+
+
+def _group(policy: Any, table: Table, balance_range: Sequence[int] | None, seed: int, worlds: int,
+           judge_worlds: int, deals: Sequence[int]) -> tuple[list[int], list[float], list[bool]]:
+    """The searched decisions of the deals ``deals`` (one table), the network playing every seat, in lockstep."""
+    rng, judge_rng = np.random.default_rng([seed, deals[0], 2]), np.random.default_rng([seed, deals[0], 3])
+    live = [(d, deal_of(table, balance_range, seed, d)) for d in deals]
+    out: tuple[list[int], list[float], list[bool]] = ([], [], [])
+    while live:
+        live = [(d, deal) for d, deal in live if deal.advance()]
+        if not live:
+            break
+        mine = policy.choose(np.stack([encode(deal, deal.to_act) for _, deal in live]),
+                             np.stack([action_mask(deal, deal.to_act) for _, deal in live]).astype(bool))
+        searched = []
+        for (d, deal), net in zip(live, mine.tolist()):
+            view = seat_view(deal, deal.to_act)
+            cands = lead_candidates(view)
+            if len(cands) > 1:
+                searched.append((d, view, cands, net))
+        if searched:
+            chosen = card_values(policy, [(view, cands) for _, view, cands, _ in searched], rng, worlds)
+            judged = card_values(policy, [(view, cands if net in cands else [*cands, net])
+                                          for _, view, cands, net in searched], judge_rng, judge_worlds)
+            for (d, view, cands, net), values, judge in zip(searched, chosen, judged):
+                card = best_lead(view, cands, [values[c] for c in cands])
+                out[0].append(d)
+                out[1].append(judge[card] - judge[net])
+                out[2].append(card != net)
+        for (_, deal), net in zip(live, mine.tolist()):
+            deal.play(net)
+    return out
+
+
+def _task(common: tuple[Any, ...], job: tuple[Table, Sequence[int]]) -> Any:
+    """``_group`` of one job of ``one_step_advantage`` (``workers.play_tasks`` runs it where it is played)."""
+    policy, balance_range, seed, worlds, judge_worlds = common
+    table, deals = job
+    return _group(policy, table, balance_range, seed, worlds, judge_worlds, deals)
+
+
+def one_step_advantage(policy: Any, table: Table, deals: int, seed: int, *, worlds: int = 8,
+                       judge_worlds: int = 64, balance_range: Sequence[int] | None = None,
+                       workers: int = 1) -> Advantage:
+    """The gain of a round's search (``worlds`` worlds a decision) over ``policy`` (a numpy ``Policy``) at every
+    searched decision of deals ``0 .. deals-1`` at ``table``, judged on ``judge_worlds`` independent worlds; the
+    same figures in this process or ``workers`` forked ones."""
+    for name, value, top in (("deals", deals, 10**6), ("worlds", worlds, 1024), ("judge_worlds", judge_worlds, 1024),
+                             ("workers", workers, 256)):
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top:
+            raise PopeJoanError(f"{name} must be an integer 1..{top:,}, got {brief(value)}")
+    jobs = [(table, list(range(a, min(a + GROUP, deals)))) for a in range(0, deals, GROUP)]
+    parts = play_tasks(_task, (policy, balance_range, seed, worlds, judge_worlds), jobs, workers=workers)
+    return Advantage(deal=np.asarray([d for part in parts for d in part[0]], dtype=np.int64),
+                     gain=np.asarray([g for part in parts for g in part[1]], dtype=np.float64),
+                     differ=np.asarray([x for part in parts for x in part[2]], dtype=bool), deals=deals)
