@@ -150,3 +150,30 @@ def test_the_stage_is_the_default_and_is_refused_where_the_batch_engine_cannot_p
     with pytest.raises(SystemExit) as out:
         train_ppo.parse_flags(train_ppo.Args, ["--rollout-belief", "oracle"], "")
     assert out.value.code == 2 and "argument --rollout-belief: invalid choice: 'oracle'" in capsys.readouterr().err
+
+
+def test_played_by_the_network_the_games_reach_its_positions_and_learn_the_searchs_cards() -> None:
+    from popejoan_env.observation import action_mask, encode
+
+    tables = expert_games.tables_of([MODERN], [4])
+    policy = _policy()
+    kw = dict(worlds=3, balance_range=[-24, 72], reward_scale=0.1)
+    mine = rollout_games(policy, tables, 6, 7, play="network", workers=1, **kw)
+    again = rollout_games(policy, tables, 6, 7, play="network", workers=2, **kw)
+    for field in ("obs", "action", "value", "deal", "q"):
+        assert np.array_equal(getattr(mine, field), getattr(again, field), equal_nan=True), field
+    searched = np.flatnonzero((~np.isnan(mine.q)).sum(axis=1) >= 2)
+    assert np.array_equal(mine.q[searched, mine.action[searched]], np.nanmax(mine.q[searched], axis=1))
+    positions = []  # the same deals played by the network alone, one decision at a time: its real decisions
+    for d in range(6):
+        deal = expert_games.deal_of(tables[0], [-24, 72], 7, d)
+        while deal.advance():
+            positions.append(encode(deal, deal.to_act))
+            card = policy.choose(positions[-1][None], action_mask(deal, deal.to_act)[None].astype(bool))
+            deal.play(int(card[0]))
+    order = np.lexsort(np.asarray(positions).T)
+    assert np.array_equal(np.asarray(positions)[order], mine.obs[np.lexsort(mine.obs.T)])
+    searched_default = rollout_games(policy, tables, 6, 7, workers=1, **kw)
+    assert not np.array_equal(searched_default.obs, mine.obs)  # the search plays other cards, so other positions
+    with pytest.raises(PopeJoanError, match=r"^play must be one of \['search', 'network'\], got 'oracle'"):
+        rollout_games(policy, tables, 6, 7, play="oracle", workers=1, **kw)

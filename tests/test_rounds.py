@@ -140,12 +140,24 @@ def test_resume_reads_back_the_finished_rounds(tmp_path: Path, args: ppo.Args) -
     (lambda d: _edit(d, lambda s: s["identity"].update(rollout_belief="leads")),
      "--rollout-belief is 'leads' in this run"),
     (lambda d: _edit(d, lambda s: s["identity"].pop("actor")), "--actor is '(absent)' in this run"),
+    (lambda d: _edit(d, lambda s: s["identity"].update(rollout_play="network")),
+     "--rollout-play is 'network' in this run"),
 ])
 def test_a_state_that_is_not_this_runs_is_refused(tmp_path: Path, args: ppo.Args, spoil: Any, says: str) -> None:
     _state(tmp_path, args)
     spoil(tmp_path / "rounds")
     with pytest.raises(ResumeError, match=says.replace("(", r"\(").replace(")", r"\)")):
         Rounds.resume(str(tmp_path), args)
+
+
+def test_a_run_saved_before_rollout_play_resumes_as_played_by_the_search(tmp_path: Path, args: ppo.Args) -> None:
+    import dataclasses
+
+    _state(tmp_path, args)
+    _edit(tmp_path / "rounds", lambda s: s["identity"].pop("rollout_play"))
+    assert len(Rounds.resume(str(tmp_path), args).done) == 3
+    with pytest.raises(ResumeError, match="--rollout-play is 'search' in this run"):
+        Rounds.resume(str(tmp_path), dataclasses.replace(args, rollout_play="network"))
 
 
 def _edit(directory: Path, change: Any) -> None:

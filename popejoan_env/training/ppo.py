@@ -89,7 +89,7 @@ from popejoan_env.training.common import (arg, check_given_address, check_run_na
                                           format_eval, make_run_dir, parse_flags, parse_given, run_script,
                                           set_torch_threads, with_quick, write_learning_curve, write_run_json)
 from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
-from popejoan_env.training.rollout_games import BELIEFS, rollout_games
+from popejoan_env.training.rollout_games import BELIEFS, PLAYS, rollout_games
 from popejoan_env.files import OutputPathError, file_sha256
 from popejoan_env.training.rounds import ResumeError, Rounds, check_place
 from popejoan_env.training.rounds import seeds as round_seeds
@@ -191,6 +191,10 @@ class Args:
                               "with what the seat knows for certain, alike) or leads (worlds kept in proportion to how "
                               "likely the network makes the other seats' leads so far: popejoan_env/search/belief.py)",
                               choices=BELIEFS, group=RECIPE)
+    rollout_play: str = arg("search",
+                            "who plays a round's games: search (its best card) or network (the network's own card, so "
+                            "the round learns at the positions the network reaches; every decision still learns the "
+                            "search's values and card)", choices=PLAYS, group=RECIPE)
     rollout_epochs: int = arg(2, "passes over a round's decisions", kind=Integer(1, 1000), group=RECIPE)
     rollout_lr: float = arg(3e-4, "Adam learning rate of a round's training", kind=RATE, group=RECIPE)
     batch_size: int = arg(512, "minibatch size of the imitation, the rollout stage and the PPO update",
@@ -372,7 +376,8 @@ def check_args(args: Args) -> Setup:
     return setup
 
 
-ROUND_FLAGS = ("rounds", "rollout_deals", "rollout_worlds", "rollout_belief", "rollout_epochs", "rollout_lr")
+ROUND_FLAGS = ("rounds", "rollout_deals", "rollout_worlds", "rollout_belief", "rollout_play", "rollout_epochs",
+               "rollout_lr")
 """The fields of the flags that shape the rounds of policy improvement."""
 IMITATION_FLAGS = ("imitate_deals", "imitate_player", "imitate_epochs", "imitate_loss", "imitate_lr")
 """The fields of the flags that shape the imitation alone (the rounds use ``--imitate-workers`` and
@@ -717,7 +722,7 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
     bar = _bar(args, args.rollout_deals, f"round {k}: games")
     games = rollout_games(current_policy(model, args, setup, 0), tables_of(setup.presets, setup.table_sizes),
                           args.rollout_deals, games_seed, worlds=args.rollout_worlds, belief=args.rollout_belief,
-                          balance_range=setup.balance_range,
+                          play=args.rollout_play, balance_range=setup.balance_range,
                           reward_scale=args.reward_scale, workers=args.imitate_workers, backend=args.backend,
                           address=args.address or None, on_done=None if bar is None else bar.update)
     if bar is not None:
@@ -730,7 +735,7 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
     print(f"round {k}: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     return {"round": k, "deals": args.rollout_deals, "worlds": args.rollout_worlds, "belief": args.rollout_belief,
-            "decisions": int(len(games.action)), "games_seconds": round(games.seconds, 1), "epochs": history}
+            "play": args.rollout_play, "decisions": int(len(games.action)), "games_seconds": round(games.seconds, 1), "epochs": history}
 
 
 class Beside:

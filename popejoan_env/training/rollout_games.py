@@ -22,6 +22,10 @@ the network makes every lead the other seats made so far, with that world's
 hand of the time (``search.belief``); each deal's leads are recorded as they
 are made, with the observation of the seat that made them.
 
+With ``play="network"`` (``--rollout-play network``) the games are played by
+the network's own cards, so the positions are those the network reaches; each
+decision still learns the search's values and its best card.
+
 Every position is evaluated at once with the others waiting in its lockstep
 group: the deals of a group (``GROUP``, one table) advance to their next real
 decision, the worlds × candidates of all of them become one ``BatchDeals``
@@ -43,7 +47,7 @@ import numpy as np
 from popejoan_env.checks import brief
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.observation import encode
+from popejoan_env.observation import action_mask, encode
 from popejoan_env.players.guided import network_gains
 from popejoan_env.players.pimc import best_lead
 from popejoan_env.players.stops import lead_candidates
@@ -55,6 +59,8 @@ from popejoan_env.training.workers import play_tasks
 
 BELIEFS = ("uniform", "leads")
 """What a round's search believes of the hidden cards: every consistent world alike, or what the leads say."""
+PLAYS = ("search", "network")
+"""Who plays a round's games: the search (its best card) or the network (its own card: the positions it reaches)."""
 GROUP = 128
 """Deals played in lockstep: their positions are evaluated in one batch (and one worker task)."""
 
@@ -88,9 +94,10 @@ def card_values(policy: Any, positions: Sequence[tuple[SeatView, list[int]]], rn
 
 
 def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, reward_scale: float, seed: int,
-                worlds: int, belief: str, deals: Sequence[int]) -> Any:
-    """The decisions of the deals ``deals`` (one table), played in lockstep, each lead the best by ``card_values``
-    (with ``belief="leads"``, over worlds that read the other seats' leads)."""
+                worlds: int, belief: str, deals: Sequence[int], play: str = "search") -> Any:
+    """The decisions of the deals ``deals`` (one table), played in lockstep, each labelled with the best lead by
+    ``card_values`` (with ``belief="leads"``, over worlds that read the other seats' leads) and playing it, or with
+    ``play="network"`` playing the card ``policy`` chooses."""
     rng = np.random.default_rng([seed, deals[0], 2])
     live = [(d, deal_of(table, balance_range, seed, d)) for d in deals]
     leads: dict[int, list[Lead]] = {d: [] for d in deals}
@@ -107,41 +114,48 @@ def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, 
         reading = [(deal, deal.to_act, leads[d]) for d, deal, _, cands in waiting if len(cands) > 1] \
             if belief == "leads" else None
         found = iter(card_values(policy, searched, rng, worlds, reading) if searched else [])
+        mine = iter(policy.choose(np.stack([encode(deal, deal.to_act) for _, deal, _, _ in waiting]),
+                                  np.stack([action_mask(deal, deal.to_act) for _, deal, _, _ in waiting]).astype(bool)
+                                  ).tolist() if play == "network" and waiting else [])
         for d, deal, view, cands in waiting:
             values = next(found) if len(cands) > 1 else {}
             card = best_lead(view, cands, [values[c] for c in cands]) if values else cands[0]
             decisions.note(d, deal, view.legal, card, values)
+            played = next(mine) if play == "network" else card
             if belief == "leads" and view.forced < 0:
-                leads[d].append(Lead(deal.to_act, encode(deal, deal.to_act), card, len(deal.plays)))
-            deal.play(card)
+                leads[d].append(Lead(deal.to_act, encode(deal, deal.to_act), played, len(deal.plays)))
+            deal.play(played)
         live = [(d, deal) for d, deal in live if d not in decisions.finals]
     return decisions.part(reward_scale)
 
 
 def _task(common: tuple[Any, ...], job: tuple[Table, Sequence[int]]) -> Any:
     """``_play_group`` of one job of ``rollout_games`` (``workers.play_tasks`` runs it where the games are played)."""
-    policy, balance_range, reward_scale, seed, worlds, belief = common
+    policy, balance_range, reward_scale, seed, worlds, belief, play = common
     table, deals = job
-    return _play_group(policy, table, balance_range, reward_scale, seed, worlds, belief, deals)
+    return _play_group(policy, table, balance_range, reward_scale, seed, worlds, belief, deals, play)
 
 
 def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, *, worlds: int,
-                  belief: str = "uniform", balance_range: Sequence[int] | None, reward_scale: float,
+                  belief: str = "uniform", play: str = "search", balance_range: Sequence[int] | None, reward_scale: float,
                   workers: int = 1, backend: str = "local", address: str | None = None,
                   on_done: Callable[[int], None] | None = None) -> Games:
     """Deals ``0 .. deals-1`` (deal ``d`` at ``tables[d % len(tables)]``) played by the search whose rollouts
     ``policy`` plays, at every seat, in this process, ``workers`` forked processes or Ray tasks
     (``workers.play_tasks``: the same data either way); ``on_done(n)`` is told each time ``n`` more deals are
     played.  ``belief``: the search's worlds are alike (``uniform``, the sampler's) or read the other seats'
-    leads by ``policy`` (``leads``, ``search.belief``)."""
+    leads by ``policy`` (``leads``, ``search.belief``).  ``play``: each lead played is the search's best card
+    (``search``) or ``policy``'s own (``network``); either way the decision learns the search's values and card."""
     if belief not in BELIEFS:
         raise PopeJoanError(f"belief must be one of {list(BELIEFS)}, got {brief(belief)}")
+    if play not in PLAYS:
+        raise PopeJoanError(f"play must be one of {list(PLAYS)}, got {brief(play)}")
     start = time.perf_counter()
     jobs = []
     for t, table in enumerate(tables):
         mine = list(range(t, deals, len(tables)))
         jobs += [(table, mine[a:a + GROUP]) for a in range(0, len(mine), GROUP)]
-    common = (policy, balance_range, reward_scale, seed, worlds, belief)
+    common = (policy, balance_range, reward_scale, seed, worlds, belief, play)
     parts = play_tasks(_task, common, jobs, workers=workers, backend=backend, address=address,
                        on_done=None if on_done is None else lambda job: on_done(len(job[1])))
     return gather(parts, time.perf_counter() - start)

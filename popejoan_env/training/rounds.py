@@ -68,6 +68,10 @@ def seeds(seed: int, k: int) -> tuple[int, int]:
     return seed + 40_000 + 1_000 * (k - 1), seed + 2 + 1_000 * (k - 1)
 
 
+BEFORE = {"rollout_play": "search"}
+"""Flags added since runs were first saved, with what a run saved before them played by: its absent key means it."""
+
+
 def identity(args: Any) -> dict[str, Any]:
     """The flags of ``args`` (a dataclass) that shape the network: every one but ``HOW``."""
     return {k: v for k, v in dataclasses.asdict(args).items() if k not in HOW}
@@ -127,7 +131,7 @@ class Rounds:
         if unknown:
             raise ResumeError(f"--resume: {path} names {brief(unknown[0])}, which is no flag of this command")
         for key in sorted(rounds.identity):
-            mine, run = rounds.identity[key], theirs.get(key, "(absent)")
+            mine, run = rounds.identity[key], theirs.get(key, BEFORE.get(key, "(absent)"))
             if not _same(run, mine):
                 raise ResumeError(f"--resume: {flag_of(key)} is {brief(run)} in this run ({path}) and {brief(mine)} "
                                   "now: give the run's own flags")
