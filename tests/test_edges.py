@@ -1463,8 +1463,8 @@ STAGE_UNUSED = [
      "--total-timesteps N, or leave --n-epochs out)"),
     (["--total-timesteps", "0", "--clip-range", "0.1"], "--clip-range would go unused: --total-timesteps 0"),
     (["--quick", "--opponents", "self:1"], "--opponents would go unused: --total-timesteps 0"),
-    (["--rounds", "3", "--no-anneal-lr"], "--no-anneal-lr would go unused: --total-timesteps 0 (the default) trains no PPO (give "
-     "--total-timesteps N, or leave --no-anneal-lr out)"),
+    (["--rounds", "3", "--no-anneal-lr"], "--no-anneal-lr would go unused: --total-timesteps 0 (the default) trains "
+     "no PPO (give --total-timesteps N, or leave --no-anneal-lr out)"),
     (["--max-minutes", "5"], "--max-minutes would go unused"),
 ]
 

@@ -30,12 +30,11 @@ import numpy as np
 
 from popejoan_env.checks import brief
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.observation import action_mask, encode
 from popejoan_env.players.pimc import best_lead
 from popejoan_env.players.stops import lead_candidates
 from popejoan_env.seat_view import seat_view
 from popejoan_env.training.expert_games import Table, deal_of
-from popejoan_env.training.rollout_games import GROUP, card_values
+from popejoan_env.training.rollout_games import card_values, lockstep_jobs, network_cards
 from popejoan_env.training.workers import play_tasks
 
 
@@ -73,10 +72,9 @@ def _group(policy: Any, table: Table, balance_range: Sequence[int] | None, seed:
         live = [(d, deal) for d, deal in live if deal.advance()]
         if not live:
             break
-        mine = policy.choose(np.stack([encode(deal, deal.to_act) for _, deal in live]),
-                             np.stack([action_mask(deal, deal.to_act) for _, deal in live]).astype(bool))
+        mine = network_cards(policy, [deal for _, deal in live])
         searched = []
-        for (d, deal), net in zip(live, mine.tolist()):
+        for (d, deal), net in zip(live, mine):
             view = seat_view(deal, deal.to_act)
             cands = lead_candidates(view)
             if len(cands) > 1:
@@ -90,7 +88,7 @@ def _group(policy: Any, table: Table, balance_range: Sequence[int] | None, seed:
                 out[0].append(d)
                 out[1].append(judge[card] - judge[net])
                 out[2].append(card != net)
-        for (_, deal), net in zip(live, mine.tolist()):
+        for (_, deal), net in zip(live, mine):
             deal.play(net)
     return out
 
@@ -112,8 +110,8 @@ def one_step_advantage(policy: Any, table: Table, deals: int, seed: int, *, worl
                              ("workers", workers, 256)):
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top:
             raise PopeJoanError(f"{name} must be an integer 1..{top:,}, got {brief(value)}")
-    jobs = [(table, list(range(a, min(a + GROUP, deals)))) for a in range(0, deals, GROUP)]
-    parts = play_tasks(_task, (policy, balance_range, seed, worlds, judge_worlds), jobs, workers=workers)
+    parts = play_tasks(_task, (policy, balance_range, seed, worlds, judge_worlds), lockstep_jobs([table], deals),
+                       workers=workers)
     return Advantage(deal=np.asarray([d for part in parts for d in part[0]], dtype=np.int64),
                      gain=np.asarray([g for part in parts for g in part[1]], dtype=np.float64),
                      differ=np.asarray([x for part in parts for x in part[2]], dtype=bool), deals=deals)

@@ -735,7 +735,8 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
     print(f"round {k}: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     return {"round": k, "deals": args.rollout_deals, "worlds": args.rollout_worlds, "belief": args.rollout_belief,
-            "play": args.rollout_play, "decisions": int(len(games.action)), "games_seconds": round(games.seconds, 1), "epochs": history}
+            "play": args.rollout_play, "decisions": int(len(games.action)), "games_seconds": round(games.seconds, 1),
+            "epochs": history}
 
 
 class Beside:

@@ -65,6 +65,22 @@ GROUP = 128
 """Deals played in lockstep: their positions are evaluated in one batch (and one worker task)."""
 
 
+def lockstep_jobs(tables: Sequence[Table], deals: int) -> list[tuple[Table, list[int]]]:
+    """Deals ``0 .. deals-1`` (deal ``d`` at ``tables[d % len(tables)]``) as jobs of up to ``GROUP`` deals of one
+    table, each played in lockstep."""
+    jobs = []
+    for t, table in enumerate(tables):
+        mine = list(range(t, deals, len(tables)))
+        jobs += [(table, mine[a:a + GROUP]) for a in range(0, len(mine), GROUP)]
+    return jobs
+
+
+def network_cards(policy: Any, deals: Sequence[Deal]) -> list[int]:
+    """The card ``policy`` (a numpy ``Policy``) plays for the seat to act in each of ``deals``, in one forward."""
+    return policy.choose(np.stack([encode(deal, deal.to_act) for deal in deals]),
+                         np.stack([action_mask(deal, deal.to_act) for deal in deals]).astype(bool)).tolist()
+
+
 def card_values(policy: Any, positions: Sequence[tuple[SeatView, list[int]]], rng: np.random.Generator,
                 worlds: int, reading: Sequence[tuple[Deal, int, Sequence[Lead]]] | None = None
                 ) -> list[dict[int, float]]:
@@ -114,9 +130,8 @@ def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, 
         reading = [(deal, deal.to_act, leads[d]) for d, deal, _, cands in waiting if len(cands) > 1] \
             if belief == "leads" else None
         found = iter(card_values(policy, searched, rng, worlds, reading) if searched else [])
-        mine = iter(policy.choose(np.stack([encode(deal, deal.to_act) for _, deal, _, _ in waiting]),
-                                  np.stack([action_mask(deal, deal.to_act) for _, deal, _, _ in waiting]).astype(bool)
-                                  ).tolist() if play == "network" and waiting else [])
+        mine = iter(network_cards(policy, [deal for _, deal, _, _ in waiting]) if play == "network" and waiting
+                    else [])
         for d, deal, view, cands in waiting:
             values = next(found) if len(cands) > 1 else {}
             card = best_lead(view, cands, [values[c] for c in cands]) if values else cands[0]
@@ -137,8 +152,8 @@ def _task(common: tuple[Any, ...], job: tuple[Table, Sequence[int]]) -> Any:
 
 
 def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, *, worlds: int,
-                  belief: str = "uniform", play: str = "search", balance_range: Sequence[int] | None, reward_scale: float,
-                  workers: int = 1, backend: str = "local", address: str | None = None,
+                  belief: str = "uniform", play: str = "search", balance_range: Sequence[int] | None,
+                  reward_scale: float, workers: int = 1, backend: str = "local", address: str | None = None,
                   on_done: Callable[[int], None] | None = None) -> Games:
     """Deals ``0 .. deals-1`` (deal ``d`` at ``tables[d % len(tables)]``) played by the search whose rollouts
     ``policy`` plays, at every seat, in this process, ``workers`` forked processes or Ray tasks
@@ -151,10 +166,7 @@ def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, *
     if play not in PLAYS:
         raise PopeJoanError(f"play must be one of {list(PLAYS)}, got {brief(play)}")
     start = time.perf_counter()
-    jobs = []
-    for t, table in enumerate(tables):
-        mine = list(range(t, deals, len(tables)))
-        jobs += [(table, mine[a:a + GROUP]) for a in range(0, len(mine), GROUP)]
+    jobs = lockstep_jobs(tables, deals)
     common = (policy, balance_range, reward_scale, seed, worlds, belief, play)
     parts = play_tasks(_task, common, jobs, workers=workers, backend=backend, address=address,
                        on_done=None if on_done is None else lambda job: on_done(len(job[1])))
