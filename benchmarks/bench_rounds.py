@@ -1,4 +1,4 @@
-"""The cost of a round's games: CPU seconds of the rollout stage's search per deal, for each belief, side by side.
+"""The cost of a round's games: CPU seconds of the rollout stage's search per deal, for each belief and player.
 
 Run from the repository root::
 
@@ -7,8 +7,10 @@ Run from the repository root::
 
 The deals are played in this process, one lockstep group at a time, as one worker of ``popejoan train`` plays
 them (``training.rollout_games``), on one thread; a first group of 4 deals is played and not counted (numba's
-compile).  CPU time, not wall time, so other work beside it changes the figures little; the ratio to
-``uniform`` is the figure to read.
+compile).  The rows: each belief with the search playing its best card (``--rollout-play search``, the
+default), then the default belief with the network playing its own (``--rollout-play network``: a forward
+more a decision, and other positions).  CPU time, not wall time, so other work beside it changes the figures
+little; the ratio to the first row is the figure to read.
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ from popejoan_env.training.expert_games import tables_of
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Time a round's games for each belief and print CPU ms per deal and the ratio to ``uniform``."""
+    """Time a round's games for each belief and player and print CPU ms per deal and the ratio to the first."""
     parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", nargs="?", default="shipped", help="a model file, or shipped (the default)")
-    parser.add_argument("--deals", type=Integer(1, 4096), default=128, help="deals timed for each belief")
+    parser.add_argument("--deals", type=Integer(1, 4096), default=128, help="deals timed for each row")
     parser.add_argument("--worlds", type=Integer(1, 1024), default=8, help="worlds a decision")
     parser.add_argument("--seed", type=SEED, default=1, help="the deals' seed")
     args = parser.parse_args(argv)
@@ -37,15 +39,18 @@ def main(argv: list[str] | None = None) -> None:
     table = tables_of([Rules.preset("modern")], [4])[0]
     base = None
     with threadpool_limits(limits=1):
-        for belief in rollout_games.BELIEFS:
-            rollout_games._play_group(policy, table, (-24, 72), 0.1, args.seed + 1, args.worlds, belief, range(4))
+        rows = [(belief, "search") for belief in rollout_games.BELIEFS] + [("uniform", "network")]
+        for belief, play in rows:
+            rollout_games._play_group(policy, table, (-24, 72), 0.1, args.seed + 1, args.worlds, belief, range(4),
+                                      play)
             start = time.process_time()
             for first in range(0, args.deals, rollout_games.GROUP):
                 deals = range(first, min(first + rollout_games.GROUP, args.deals))
-                rollout_games._play_group(policy, table, (-24, 72), 0.1, args.seed, args.worlds, belief, deals)
+                rollout_games._play_group(policy, table, (-24, 72), 0.1, args.seed, args.worlds, belief, deals, play)
             ms = 1000 * (time.process_time() - start) / args.deals
             base = base or ms
-            print(f"{belief:8s} {ms:8.1f} CPU ms a deal  {ms / base:5.2f}x uniform", flush=True)
+            print(f"{belief:8s} played by the {play:8s} {ms:8.1f} CPU ms a deal  {ms / base:5.2f}x the first",
+                  flush=True)
 
 
 if __name__ == "__main__":

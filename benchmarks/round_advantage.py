@@ -1,9 +1,9 @@
-"""What a round has left to learn: the gain of a round's search over each network, at 4 seats of ``modern``.
+"""What a round has left to learn: the gain of a round's search over each network, at one table (4 seats of modern).
 
 Run from the repository root::
 
     python benchmarks/round_advantage.py models/ppo_modern_4p/rounds/round_0.zip models/ppo_modern_4p/rounds/round_1.zip
-    python benchmarks/round_advantage.py shipped --deals 64 --workers 1
+    python benchmarks/round_advantage.py shipped --deals 64 --workers 1 --seats 6 --preset victorian
 
 Each network plays every seat of the same deals (``--seed``; the starting balances of ``popejoan train``'s
 default ``--balance-range``); at each decision with two or more candidate leads, the round's search picks a
@@ -18,11 +18,13 @@ import time
 
 from popejoan_env.cli import SEED, Integer, OneLineParser
 from popejoan_env.errors import PopeJoanError
+from popejoan_env.evaluate.command import add_table_arguments
 from popejoan_env.nets.policy import load_policy
 from popejoan_env.players import shipped_model
 from popejoan_env.rules import Rules
 from popejoan_env.training.advantage import one_step_advantage
 from popejoan_env.training.expert_games import tables_of
+from popejoan_env.training.rollout_games import BELIEFS
 
 BALANCES = (-24, 72)
 """``popejoan train``'s default ``--balance-range``: the starting balances of a round's deals."""
@@ -32,25 +34,35 @@ def main(argv: list[str] | None = None) -> None:
     """Measure each model's one-step advantage and print one markdown row each."""
     parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="+", help="model files, or shipped")
+    add_table_arguments(parser)
     parser.add_argument("--deals", type=Integer(2, 10**6), default=2000, help="deals a model (default 2000)")
     parser.add_argument("--worlds", type=Integer(1, 1024), default=8, help="worlds of the round's search (8)")
     parser.add_argument("--judge-worlds", type=Integer(1, 1024), default=64, help="worlds of the judge (64)")
+    parser.add_argument("--belief", choices=BELIEFS, default="uniform",
+                        help="the round's search: worlds alike, or read by the leads (uniform)")
+    parser.add_argument("--judge-belief", choices=BELIEFS, default="uniform",
+                        help="the judge's worlds: alike, or read by the leads (uniform)")
     parser.add_argument("--seed", type=SEED, default=1, help="the deals' and worlds' seed")
     parser.add_argument("--workers", type=Integer(1, 256), default=2, help="forked processes (2)")
     args = parser.parse_args(argv)
-    table = tables_of([Rules.preset("modern")], [4])[0]
     try:
+        table = tables_of([Rules.preset(args.preset)], [args.seats])[0]
         policies = [load_policy(shipped_model() if name == "shipped" else name, table[0]) for name in args.models]
     except PopeJoanError as err:
         parser.error(str(err))
-    print(f"{args.deals:,} deals of seed {args.seed}, the search's {args.worlds} worlds judged on "
-          f"{args.judge_worlds} others\n")
+    for name, policy in zip(args.models, policies):
+        if args.seats not in policy.metadata["players"]:
+            parser.error(f"{name} was trained for {', '.join(map(str, policy.metadata['players']))} seats, "
+                         f"not --seats {args.seats}")
+    print(f"{args.seats} seats of {args.preset}, {args.deals:,} deals of seed {args.seed}, the search's "
+          f"{args.worlds} worlds ({args.belief}) judged on {args.judge_worlds} others ({args.judge_belief})\n")
     print("| network | gain a decision (95% CI) | gain a deal, every seat | search ≠ network | decisions | s |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, policy in zip(args.models, policies):
         start = time.perf_counter()
         found = one_step_advantage(policy, table, args.deals, args.seed, worlds=args.worlds,
-                                   judge_worlds=args.judge_worlds, balance_range=BALANCES, workers=args.workers)
+                                   judge_worlds=args.judge_worlds, belief=args.belief,
+                                   judge_belief=args.judge_belief, balance_range=BALANCES, workers=args.workers)
         (decision, ci), (deal, deal_ci) = found.per_decision(), found.per_deal()
         print(f"| {name} | {decision:+.3f} ± {ci:.3f} | {deal:+.2f} ± {deal_ci:.2f} | {found.differ.mean():.1%} | "
               f"{len(found.gain):,} | {time.perf_counter() - start:.0f} |", flush=True)

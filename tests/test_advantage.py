@@ -68,6 +68,50 @@ def test_the_means_are_clustered_by_deal() -> None:
     assert found.per_deal()[1] == pytest.approx(ci) and found.per_decision()[1] == pytest.approx(ci)
 
 
+def test_reading_the_leads_passes_each_deal_s_leads_so_far(monkeypatch: pytest.MonkeyPatch) -> None:
+    from popejoan_env.training import advantage
+
+    seen = []
+
+    def spy(policy, positions, rng, worlds, reading=None):
+        seen.append((worlds, None if reading is None else [(deal, seat, list(leads)) for deal, seat, leads in reading]))
+        return real(policy, positions, rng, worlds, reading)
+
+    real = advantage.card_values
+    monkeypatch.setattr(advantage, "card_values", spy)
+    uniform = one_step_advantage(_policy(), TABLE, 3, 4, worlds=2, judge_worlds=3, balance_range=BALANCES)
+    assert seen and all(reading is None for _, reading in seen)
+    seen.clear()
+    read = one_step_advantage(_policy(), TABLE, 3, 4, worlds=2, judge_worlds=3, judge_belief="leads",
+                              balance_range=BALANCES)
+    assert [w for w, _ in seen] == [2, 3] * (len(seen) // 2)
+    assert all(reading is None for w, reading in seen if w == 2)  # the search alike, the judge reading
+    assert np.array_equal(uniform.deal, read.deal)  # the same decisions: the network plays the same cards
+    assert not np.array_equal(uniform.gain, read.gain)
+    grew = 0
+    for _, reading in seen[1::2]:
+        for deal, seat, leads in reading:
+            assert [deal.plays[lead.played] for lead in leads] == [(lead.seat, lead.card) for lead in leads]
+            assert [lead.played for lead in leads] == sorted({lead.played for lead in leads})
+            grew += any(lead.seat != seat for lead in leads)
+    assert grew  # other seats' leads were there to read
+
+
+def test_a_search_reading_the_leads_gives_the_same_figures_with_any_workers() -> None:
+    policy = _policy()
+    kw = {"worlds": 2, "judge_worlds": 2, "belief": "leads", "judge_belief": "leads", "balance_range": BALANCES}
+    one, two = one_step_advantage(policy, TABLE, 130, 6, **kw), one_step_advantage(policy, TABLE, 130, 6, workers=2,
+                                                                                   **kw)
+    for a, b in ((one.deal, two.deal), (one.gain, two.gain), (one.differ, two.differ)):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("field", ["belief", "judge_belief"])
+def test_an_unknown_belief_is_refused_by_name(field: str) -> None:
+    with pytest.raises(PopeJoanError, match=rf"^{field} must be one of \['uniform', 'leads'\], got 'posterior'"):
+        one_step_advantage(None, TABLE, 4, 1, **{field: "posterior"})
+
+
 @pytest.mark.parametrize(("field", "value"), [("deals", 0), ("worlds", 0), ("judge_worlds", 2000), ("workers", True),
                                                ("deals", 2.0)])
 def test_a_bad_count_is_refused_by_name(field: str, value: object) -> None:
@@ -78,11 +122,24 @@ def test_a_bad_count_is_refused_by_name(field: str, value: object) -> None:
 
 
 @pytest.mark.parametrize(("argv", "says"), [(["no/such.zip"], "no/such.zip"), (["shipped", "--deals", "1"], "--deals"),
-                                            (["shipped", "--judge-worlds", "0"], "--judge-worlds")])
+                                            (["shipped", "--judge-worlds", "0"], "--judge-worlds"),
+                                            (["shipped", "--judge-belief", "posterior"], "--judge-belief"),
+                                            (["shipped", "--preset", "nosuch"], "'nosuch'"),
+                                            (["shipped", "--seats", "9"], "--seats")])
 def test_the_script_refuses_bad_input_in_one_line(argv: list[str], says: str) -> None:
     done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "round_advantage.py"), *argv],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_the_script_refuses_a_network_at_a_table_size_it_was_not_trained_for(tmp_path) -> None:
+    from conftest import network_file
+
+    network_file(str(tmp_path / "four.zip"), players=(4,))
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "round_advantage.py"),
+                           str(tmp_path / "four.zip"), "--seats", "6"], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    assert done.returncode == 2 and done.stderr.strip().endswith("four.zip was trained for 4 seats, not --seats 6")
 
 
 def test_the_script_prints_a_row_a_network() -> None:

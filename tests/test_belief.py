@@ -160,7 +160,7 @@ def test_the_games_that_read_the_leads_are_the_same_for_any_number_of_workers_an
         rollout_games(policy, tables, 10, 7, belief="oracle", workers=1, **kw)
 
 
-def test_the_cost_benchmark_times_each_belief_against_alike_worlds(capsys) -> None:
+def test_the_cost_benchmark_times_each_belief_and_player_against_the_default(capsys) -> None:
     import runpy
     import sys
 
@@ -172,5 +172,7 @@ def test_the_cost_benchmark_times_each_belief_against_alike_worlds(capsys) -> No
     finally:
         sys.argv = argv
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == ["uniform", "leads"]
-    assert lines[0].endswith("1.00x uniform")
+    assert [line.split()[:5] for line in lines] == [[belief, "played", "by", "the", play] for belief, play in
+                                                    (("uniform", "search"), ("leads", "search"),
+                                                     ("uniform", "network"))]
+    assert lines[0].endswith("1.00x the first")

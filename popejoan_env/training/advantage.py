@@ -31,10 +31,12 @@ import numpy as np
 from popejoan_env.checks import brief
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.players.pimc import best_lead
+from popejoan_env.observation import encode
 from popejoan_env.players.stops import lead_candidates
+from popejoan_env.search.belief import Lead
 from popejoan_env.seat_view import seat_view
 from popejoan_env.training.expert_games import Table, deal_of
-from popejoan_env.training.rollout_games import card_values, lockstep_jobs, network_cards
+from popejoan_env.training.rollout_games import BELIEFS, card_values, lockstep_jobs, network_cards
 from popejoan_env.training.workers import play_tasks
 
 
@@ -63,10 +65,13 @@ class Advantage:
 
 
 def _group(policy: Any, table: Table, balance_range: Sequence[int] | None, seed: int, worlds: int,
-           judge_worlds: int, deals: Sequence[int]) -> tuple[list[int], list[float], list[bool]]:
-    """The searched decisions of the deals ``deals`` (one table), the network playing every seat, in lockstep."""
+           judge_worlds: int, deals: Sequence[int], belief: str = "uniform", judge_belief: str = "uniform"
+           ) -> tuple[list[int], list[float], list[bool]]:
+    """The searched decisions of the deals ``deals`` (one table), the network playing every seat, in lockstep;
+    the search's and the judge's worlds read the other seats' leads where their belief is ``leads``."""
     rng, judge_rng = np.random.default_rng([seed, deals[0], 2]), np.random.default_rng([seed, deals[0], 3])
     live = [(d, deal_of(table, balance_range, seed, d)) for d in deals]
+    leads: dict[int, list[Lead]] = {d: [] for d in deals}
     out: tuple[list[int], list[float], list[bool]] = ([], [], [])
     while live:
         live = [(d, deal) for d, deal in live if deal.advance()]
@@ -78,40 +83,51 @@ def _group(policy: Any, table: Table, balance_range: Sequence[int] | None, seed:
             view = seat_view(deal, deal.to_act)
             cands = lead_candidates(view)
             if len(cands) > 1:
-                searched.append((d, view, cands, net))
+                searched.append((d, deal, view, cands, net))
         if searched:
-            chosen = card_values(policy, [(view, cands) for _, view, cands, _ in searched], rng, worlds)
+            reading = [(deal, deal.to_act, leads[d]) for d, deal, _, _, _ in searched]
+            chosen = card_values(policy, [(view, cands) for _, _, view, cands, _ in searched], rng, worlds,
+                                 reading if belief == "leads" else None)
             judged = card_values(policy, [(view, cands if net in cands else [*cands, net])
-                                          for _, view, cands, net in searched], judge_rng, judge_worlds)
-            for (d, view, cands, net), values, judge in zip(searched, chosen, judged):
+                                          for _, _, view, cands, net in searched], judge_rng, judge_worlds,
+                                 reading if judge_belief == "leads" else None)
+            for (d, _, view, cands, net), values, judge in zip(searched, chosen, judged):
                 card = best_lead(view, cands, [values[c] for c in cands])
                 out[0].append(d)
                 out[1].append(judge[card] - judge[net])
                 out[2].append(card != net)
-        for (_, deal), net in zip(live, mine):
+        for (d, deal), net in zip(live, mine):
+            if "leads" in (belief, judge_belief) and deal.forced < 0:
+                leads[d].append(Lead(deal.to_act, encode(deal, deal.to_act), net, len(deal.plays)))
             deal.play(net)
     return out
 
 
 def _task(common: tuple[Any, ...], job: tuple[Table, Sequence[int]]) -> Any:
     """``_group`` of one job of ``one_step_advantage`` (``workers.play_tasks`` runs it where it is played)."""
-    policy, balance_range, seed, worlds, judge_worlds = common
+    policy, balance_range, seed, worlds, judge_worlds, belief, judge_belief = common
     table, deals = job
-    return _group(policy, table, balance_range, seed, worlds, judge_worlds, deals)
+    return _group(policy, table, balance_range, seed, worlds, judge_worlds, deals, belief, judge_belief)
 
 
 def one_step_advantage(policy: Any, table: Table, deals: int, seed: int, *, worlds: int = 8,
-                       judge_worlds: int = 64, balance_range: Sequence[int] | None = None,
-                       workers: int = 1) -> Advantage:
+                       judge_worlds: int = 64, belief: str = "uniform", judge_belief: str = "uniform",
+                       balance_range: Sequence[int] | None = None, workers: int = 1) -> Advantage:
     """The gain of a round's search (``worlds`` worlds a decision) over ``policy`` (a numpy ``Policy``) at every
     searched decision of deals ``0 .. deals-1`` at ``table``, judged on ``judge_worlds`` independent worlds; the
-    same figures in this process or ``workers`` forked ones."""
+    same figures in this process or ``workers`` forked ones.  ``belief`` and ``judge_belief``: the search's and
+    the judge's worlds are alike (``uniform``) or read the other seats' leads by ``policy`` (``leads``, as
+    ``--rollout-belief leads``); with the network at every seat, ``leads`` is the judge whose worlds follow
+    what the leads actually say."""
     for name, value, top in (("deals", deals, 10**6), ("worlds", worlds, 1024), ("judge_worlds", judge_worlds, 1024),
                              ("workers", workers, 256)):
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top:
             raise PopeJoanError(f"{name} must be an integer 1..{top:,}, got {brief(value)}")
-    parts = play_tasks(_task, (policy, balance_range, seed, worlds, judge_worlds), lockstep_jobs([table], deals),
-                       workers=workers)
+    for name, value in (("belief", belief), ("judge_belief", judge_belief)):
+        if value not in BELIEFS:
+            raise PopeJoanError(f"{name} must be one of {list(BELIEFS)}, got {brief(value)}")
+    parts = play_tasks(_task, (policy, balance_range, seed, worlds, judge_worlds, belief, judge_belief),
+                       lockstep_jobs([table], deals), workers=workers)
     return Advantage(deal=np.asarray([d for part in parts for d in part[0]], dtype=np.int64),
                      gain=np.asarray([g for part in parts for g in part[1]], dtype=np.float64),
                      differ=np.asarray([x for part in parts for x in part[2]], dtype=bool), deals=deals)
