@@ -9,7 +9,8 @@ The deals are played in this process, one lockstep group at a time, as one worke
 them (``training.rollout_games``), on one thread; a first group of 4 deals is played and not counted (numba's
 compile).  The rows: each belief with the search playing its best card (``--rollout-play search``, the
 default), then the default belief with the network playing its own (``--rollout-play network``: a forward
-more a decision, and other positions).  CPU time, not wall time, so other work beside it changes the figures
+more a decision, and other positions), then the cards valued in the deal itself (``--rollout-belief deal``,
+played by the network: no worlds).  CPU time, not wall time, so other work beside it changes the figures
 little; the ratio to the first row is the figure to read.
 """
 
@@ -39,7 +40,8 @@ def main(argv: list[str] | None = None) -> None:
     table = tables_of([Rules.preset("modern")], [4])[0]
     base = None
     with threadpool_limits(limits=1):
-        rows = [(belief, "search") for belief in rollout_games.BELIEFS] + [("uniform", "network")]
+        rows = [(belief, "search") for belief in rollout_games.WORLD_BELIEFS] + [("uniform", "network"),
+                                                                                 ("deal", "network")]
         for belief, play in rows:
             rollout_games._play_group(policy, table, (-24, 72), 0.1, args.seed + 1, args.worlds, belief, range(4),
                                       play)

@@ -7,9 +7,10 @@ Run from the repository root::
 
 Each network plays every seat of the same deals (``--seed``; the starting balances of ``popejoan train``'s
 default ``--balance-range``); at each decision with two or more candidate leads, the round's search picks a
-card from ``--worlds`` worlds and ``--judge-worlds`` other worlds value it against the network's card
-(``popejoan_env/training/advantage.py``).  The gain a decision is what one step of look-ahead adds to the
-network there: what a further round of ``popejoan train --rounds`` can teach it.
+card from ``--worlds`` worlds and a judge values it against the network's card: ``--judge-worlds`` other
+worlds, alike or read by the leads (``--judge-belief``), or the deal's own cards (``--judge-belief deal``,
+unbiased: ``popejoan_env/training/advantage.py``).  The gain a decision is what one step of look-ahead adds
+to the network there: what a further round of ``popejoan train --rounds`` can teach it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from popejoan_env.players import shipped_model
 from popejoan_env.rules import Rules
 from popejoan_env.training.advantage import one_step_advantage
 from popejoan_env.training.expert_games import tables_of
-from popejoan_env.training.rollout_games import BELIEFS
+from popejoan_env.training.rollout_games import BELIEFS, WORLD_BELIEFS
 
 BALANCES = (-24, 72)
 """``popejoan train``'s default ``--balance-range``: the starting balances of a round's deals."""
@@ -38,10 +39,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--deals", type=Integer(2, 10**6), default=2000, help="deals a model (default 2000)")
     parser.add_argument("--worlds", type=Integer(1, 1024), default=8, help="worlds of the round's search (8)")
     parser.add_argument("--judge-worlds", type=Integer(1, 1024), default=64, help="worlds of the judge (64)")
-    parser.add_argument("--belief", choices=BELIEFS, default="uniform",
+    parser.add_argument("--belief", choices=WORLD_BELIEFS, default="uniform",
                         help="the round's search: worlds alike, or read by the leads (uniform)")
     parser.add_argument("--judge-belief", choices=BELIEFS, default="uniform",
-                        help="the judge's worlds: alike, or read by the leads (uniform)")
+                        help="the judge's worlds: alike, read by the leads, or the deal's own cards (uniform)")
     parser.add_argument("--seed", type=SEED, default=1, help="the deals' and worlds' seed")
     parser.add_argument("--workers", type=Integer(1, 256), default=2, help="forked processes (2)")
     args = parser.parse_args(argv)
@@ -54,8 +55,10 @@ def main(argv: list[str] | None = None) -> None:
         if args.seats not in policy.metadata["players"]:
             parser.error(f"{name} was trained for {', '.join(map(str, policy.metadata['players']))} seats, "
                          f"not --seats {args.seats}")
+    judge = "the deal itself" if args.judge_belief == "deal" else \
+        f"{args.judge_worlds} others ({args.judge_belief})"
     print(f"{args.seats} seats of {args.preset}, {args.deals:,} deals of seed {args.seed}, the search's "
-          f"{args.worlds} worlds ({args.belief}) judged on {args.judge_worlds} others ({args.judge_belief})\n")
+          f"{args.worlds} worlds ({args.belief}) judged on {judge}\n")
     print("| network | gain a decision (95% CI) | gain a deal, every seat | search ≠ network | decisions | s |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, policy in zip(args.models, policies):

@@ -106,9 +106,52 @@ def test_a_search_reading_the_leads_gives_the_same_figures_with_any_workers() ->
         assert np.array_equal(a, b)
 
 
+def test_the_deal_judges_each_card_by_its_own_hidden_cards(monkeypatch: pytest.MonkeyPatch) -> None:
+    from popejoan_env.training import advantage
+
+    policy, chosen = _policy(), []
+
+    def spy(view, cands, values):
+        chosen.append(real(view, cands, values))
+        return chosen[-1]
+
+    real = advantage.best_lead
+    monkeypatch.setattr(advantage, "best_lead", spy)
+    found = one_step_advantage(policy, TABLE, 4, 3, worlds=2, judge_worlds=5, judge_belief="deal",
+                               balance_range=BALANCES)
+    assert len(chosen) == len(found.gain) and found.differ.any()
+
+    def network(deal) -> int:
+        return int(policy.choose(encode(deal, deal.to_act)[None], action_mask(deal, deal.to_act)[None].astype(bool))[0])
+
+    def play_out(deal, card: int) -> float:  # the seat to act plays card, then the network plays every seat
+        seat, before = deal.to_act, deal.balances[deal.to_act]
+        deal.play(card)
+        while deal.advance():
+            deal.play(network(deal))
+        return deal.balances[seat] - before
+
+    expected = {}
+    for d in range(4):
+        deal, k = deal_of(TABLE, BALANCES, 3, d), 0
+        while deal.advance():
+            net = network(deal)
+            if len(lead_candidates(seat_view(deal, deal.to_act))) > 1:
+                expected[d, k] = (deal.copy(), net)
+                k += 1
+            deal.play(net)
+    seen: dict[int, int] = {}
+    for d, card, gain, differ in zip(found.deal.tolist(), chosen, found.gain, found.differ):
+        k = seen[d] = seen.get(d, -1) + 1
+        deal, net = expected[d, k]
+        assert differ == (card != net)
+        assert gain == pytest.approx(play_out(deal.copy(), card) - play_out(deal.copy(), net))
+    assert sum(v + 1 for v in seen.values()) == len(expected)
+
+
 @pytest.mark.parametrize("field", ["belief", "judge_belief"])
 def test_an_unknown_belief_is_refused_by_name(field: str) -> None:
-    with pytest.raises(PopeJoanError, match=rf"^{field} must be one of \['uniform', 'leads'\], got 'posterior'"):
+    with pytest.raises(PopeJoanError, match=rf"^{field} must be one of \['uniform', 'leads'.*\], got 'posterior'"):
         one_step_advantage(None, TABLE, 4, 1, **{field: "posterior"})
 
 

@@ -174,5 +174,5 @@ def test_the_cost_benchmark_times_each_belief_and_player_against_the_default(cap
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[:5] for line in lines] == [[belief, "played", "by", "the", play] for belief, play in
                                                     (("uniform", "search"), ("leads", "search"),
-                                                     ("uniform", "network"))]
+                                                     ("uniform", "network"), ("deal", "network"))]
     assert lines[0].endswith("1.00x the first")

@@ -1466,6 +1466,9 @@ STAGE_UNUSED = [
     (["--rounds", "3", "--no-anneal-lr"], "--no-anneal-lr would go unused: --total-timesteps 0 (the default) trains "
      "no PPO (give --total-timesteps N, or leave --no-anneal-lr out)"),
     (["--max-minutes", "5"], "--max-minutes would go unused"),
+    (["--rollout-belief", "deal", "--rollout-play", "network", "--rollout-worlds", "8"],
+     "--rollout-worlds would go unused: --rollout-belief deal draws no worlds: each card is valued in the deal itself "
+     "(leave --rollout-worlds out)"),
 ]
 
 
@@ -1492,7 +1495,9 @@ def test_the_stage_flags_a_run_uses_are_accepted() -> None:
                   ["--start-model", "m.zip", "--imitate-workers", "1", "--imitate-choice-weight", "0.2"],
                   ["--quick", "--start-model", "m.zip"], ["--imitate-deals", "0", "--total-timesteps", "512"],
                   ["--total-timesteps", "0"], ["--vec-env", "dummy", "--n-envs", "4"],
-                  ["--total-timesteps", "512", "--n-epochs", "4", "--opponents", "self:1", "--no-anneal-lr"]):
+                  ["--total-timesteps", "512", "--n-epochs", "4", "--opponents", "self:1", "--no-anneal-lr"],
+                  ["--rollout-belief", "deal", "--rollout-play", "network"],
+                  ["--rollout-worlds", "8", "--rollout-belief", "uniform"]):
         args, given = ppo.parse_given(ppo.Args, flags, "")
         ppo.check_given_stages(ppo.apply_quick(args, given), given)
 

@@ -177,3 +177,43 @@ def test_played_by_the_network_the_games_reach_its_positions_and_learn_the_searc
     assert not np.array_equal(searched_default.obs, mine.obs)  # the search plays other cards, so other positions
     with pytest.raises(PopeJoanError, match=r"^play must be one of \['search', 'network'\], got 'oracle'"):
         rollout_games(policy, tables, 6, 7, play="oracle", workers=1, **kw)
+
+
+def test_valued_in_the_deal_itself_each_card_is_what_it_wins_there_with_the_network_after_it() -> None:
+    from popejoan_env.observation import action_mask, encode
+
+    tables = expert_games.tables_of([MODERN], [4])
+    policy = _policy()
+    kw = dict(worlds=3, balance_range=[-24, 72], reward_scale=0.1)
+    mine = rollout_games(policy, tables, 5, 8, belief="deal", play="network", workers=1, **kw)
+    again = rollout_games(policy, tables, 5, 8, belief="deal", play="network", workers=2, **kw)
+    for field in ("obs", "action", "value", "deal", "q"):
+        assert np.array_equal(getattr(mine, field), getattr(again, field), equal_nan=True), field
+
+    def network(deal) -> int:
+        return int(policy.choose(encode(deal, deal.to_act)[None], action_mask(deal, deal.to_act)[None].astype(bool))[0])
+
+    def play_out(deal, card: int) -> float:  # the seat to act leads card, then the network plays every seat
+        seat, before = deal.to_act, deal.balances[deal.to_act]
+        deal.play(card)
+        while deal.advance():
+            deal.play(network(deal))
+        return deal.balances[seat] - before
+
+    expected = {}
+    for d in range(5):
+        deal = expert_games.deal_of(tables[0], [-24, 72], 8, d)
+        while deal.advance():
+            cands = lead_candidates(seat_view(deal, deal.to_act))
+            if len(cands) > 1:
+                expected[d, encode(deal, deal.to_act).tobytes()] = {c: play_out(deal.copy(), c) for c in cands}
+            deal.play(network(deal))
+    searched = np.flatnonzero((~np.isnan(mine.q)).sum(axis=1) >= 2)
+    assert len(searched) == len(expected)
+    for row in searched:
+        values = expected[int(mine.deal[row]), mine.obs[row].tobytes()]
+        assert {c: pytest.approx(v) for c, v in values.items()} == \
+            {c: float(mine.q[row, c]) for c in np.flatnonzero(~np.isnan(mine.q[row]))}
+        assert mine.q[row, mine.action[row]] == np.nanmax(mine.q[row])  # the label: the deal's best card
+    with pytest.raises(PopeJoanError, match=r"^belief 'deal' values the cards in the deal itself"):
+        rollout_games(policy, tables, 5, 8, belief="deal", workers=1, **kw)  # the search's card would see every hand

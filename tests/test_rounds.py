@@ -191,6 +191,8 @@ def test_a_refused_resume_is_one_line_and_removes_nothing(tmp_path: Path) -> Non
 @pytest.mark.parametrize("flags, says", [
     (["--rounds", "1", "--rules-option", "pack=small", "--players", "3", "--vec-env", "dummy"], "add --rounds 0"),
     (["--resume", "--imitate-deals", "0"], "--imitate-deals 0 has none"),
+    (["--rollout-belief", "deal"], "--rollout-belief deal values the cards in the deal itself, so the search's best "
+     "card would be played with every hand in view: add --rollout-play network"),
     (["--backend", "cluster"], "--backend must be one of local, ray"),
     (["--address", "10.0.0.1:6379"], "give --backend ray with it"),
     (["--backend", "ray", "--address", "not an address"], "a Ray address is auto"),

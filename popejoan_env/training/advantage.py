@@ -7,17 +7,29 @@ at the positions the network itself reaches: the network plays every seat of
 ``deals`` deals, and at each decision with two or more candidate leads
 
 * the round's search chooses its card from ``worlds`` worlds (as a round does),
-* a judge, ``judge_worlds`` other worlds drawn independently, values that card
-  and the network's own card with the network playing every seat afterwards,
+* a judge values that card and the network's own card with the network playing
+  every seat afterwards,
 
 and the decision's gain is the judge's value of the search's card minus its
-value of the network's.  The judge's worlds are not the ones the search chose
-by, so the gain is not inflated by the maximum over noisy values: its mean is
-what playing the search's card at one decision (and the network after it) gains
-over the network, the advantage a policy-iteration step has to give.  Near zero,
-the network is its own one-step improvement and a further round has nothing to
-learn; well above zero, the round has something left that its student did not
-take.
+value of the network's: its mean is what playing the search's card at one
+decision (and the network after it) gains over the network, the advantage a
+policy-iteration step has to give.  Near zero, the network is its own one-step
+improvement and a further round has nothing to learn; well above zero, the
+round has something left that its student did not take.
+
+The judge (``judge_belief``) is one of
+
+* ``uniform``: ``judge_worlds`` worlds drawn independently of the search's, all
+  consistent worlds alike, so the gain is not inflated by the maximum over the
+  search's noisy values; but the judge believes what the search believes, so a
+  belief both get wrong favours the search;
+* ``leads``: as many worlds resampled by how likely the network makes the other
+  seats' leads (``search.belief``), a model of the posterior;
+* ``deal``: the deal itself (``rollout_games.deal_values``).  Every seat is the same greedy network and the
+  deal was dealt at random, so the deal's hidden cards are a draw from the exact
+  posterior of what the seat to act has seen, and the card's value in it is an
+  unbiased estimate of its value to that seat: no belief to get wrong, one
+  world's noise a decision (more deals for the same interval), and cheap.
 """
 
 from __future__ import annotations
@@ -36,7 +48,8 @@ from popejoan_env.players.stops import lead_candidates
 from popejoan_env.search.belief import Lead
 from popejoan_env.seat_view import seat_view
 from popejoan_env.training.expert_games import Table, deal_of
-from popejoan_env.training.rollout_games import BELIEFS, card_values, lockstep_jobs, network_cards
+from popejoan_env.training.rollout_games import (BELIEFS, WORLD_BELIEFS, card_values, deal_values, lockstep_jobs,
+                                                 network_cards)
 from popejoan_env.training.workers import play_tasks
 
 
@@ -88,9 +101,13 @@ def _group(policy: Any, table: Table, balance_range: Sequence[int] | None, seed:
             reading = [(deal, deal.to_act, leads[d]) for d, deal, _, _, _ in searched]
             chosen = card_values(policy, [(view, cands) for _, _, view, cands, _ in searched], rng, worlds,
                                  reading if belief == "leads" else None)
-            judged = card_values(policy, [(view, cands if net in cands else [*cands, net])
-                                          for _, _, view, cands, net in searched], judge_rng, judge_worlds,
-                                 reading if judge_belief == "leads" else None)
+            judging = [(view, cands if net in cands else [*cands, net]) for _, _, view, cands, net in searched]
+            if judge_belief == "deal":
+                judged = deal_values(policy, [(deal, cands)
+                                              for (_, deal, _, _, _), (_, cands) in zip(searched, judging)])
+            else:
+                judged = card_values(policy, judging, judge_rng, judge_worlds,
+                                     reading if judge_belief == "leads" else None)
             for (d, _, view, cands, net), values, judge in zip(searched, chosen, judged):
                 card = best_lead(view, cands, [values[c] for c in cands])
                 out[0].append(d)
@@ -123,9 +140,9 @@ def one_step_advantage(policy: Any, table: Table, deals: int, seed: int, *, worl
                              ("workers", workers, 256)):
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top:
             raise PopeJoanError(f"{name} must be an integer 1..{top:,}, got {brief(value)}")
-    for name, value in (("belief", belief), ("judge_belief", judge_belief)):
-        if value not in BELIEFS:
-            raise PopeJoanError(f"{name} must be one of {list(BELIEFS)}, got {brief(value)}")
+    for name, value, known in (("belief", belief, WORLD_BELIEFS), ("judge_belief", judge_belief, BELIEFS)):
+        if value not in known:
+            raise PopeJoanError(f"{name} must be one of {list(known)}, got {brief(value)}")
     parts = play_tasks(_task, (policy, balance_range, seed, worlds, judge_worlds, belief, judge_belief),
                        lockstep_jobs([table], deals), workers=workers)
     return Advantage(deal=np.asarray([d for part in parts for d in part[0]], dtype=np.int64),

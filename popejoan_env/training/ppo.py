@@ -188,9 +188,10 @@ class Args:
     rollout_worlds: int = arg(8, "worlds a decision of a round's search", kind=Integer(1, MAX_SAMPLES), group=RECIPE)
     rollout_belief: str = arg("uniform",
                               "what a round's search believes of the hidden cards: uniform (every world consistent "
-                              "with what the seat knows for certain, alike) or leads (worlds kept in proportion to how "
-                              "likely the network makes the other seats' leads so far: popejoan_env/search/belief.py)",
-                              choices=BELIEFS, group=RECIPE)
+                              "with what the seat knows for certain, alike), leads (worlds kept in proportion to how "
+                              "likely the network makes the other seats' leads so far: popejoan_env/search/belief.py), "
+                              "or deal (no worlds: each card valued in the deal itself, the network after it; needs "
+                              "--rollout-play network)", choices=BELIEFS, group=RECIPE)
     rollout_play: str = arg("search",
                             "who plays a round's games: search (its best card) or network (the network's own card, so "
                             "the round learns at the positions the network reaches; every decision still learns the "
@@ -352,6 +353,9 @@ def check_args(args: Args) -> Setup:
     if args.rounds and has_recipe(args) and any(rules.pack != "full" for rules in presets):
         raise PopeJoanError("a round of policy improvement plays its rollouts in the batch engine, which plays the "
                             "full pack only: add --rounds 0")
+    if args.rounds and has_recipe(args) and args.rollout_belief == "deal" and args.rollout_play != "network":
+        raise PopeJoanError("--rollout-belief deal values the cards in the deal itself, so the search's best card "
+                            "would be played with every hand in view: add --rollout-play network")
     if args.resume and not has_recipe(args):
         raise PopeJoanError("--resume continues the recipe's rounds, and --imitate-deals 0 has none")
     if not has_recipe(args) and not args.total_timesteps:
@@ -406,6 +410,9 @@ def check_given_stages(args: Args, given: frozenset[str]) -> None:
         (() if args.total_timesteps else PPO_FLAGS, "--total-timesteps 0 (the default) trains no PPO",
          "give --total-timesteps N, or "),
     ]
+    if recipe and args.rounds and args.rollout_belief == "deal":
+        absent.append((("rollout_worlds",), "--rollout-belief deal draws no worlds: each card is valued in the deal "
+                       "itself", ""))
     for fields, why, instead in absent:
         for name in fields:
             if name in given and (name not in NO_STAGE or getattr(args, name) != NO_STAGE[name]):
@@ -716,8 +723,9 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
     """Round ``k`` of policy improvement: the search whose rollouts the network plays (``rollout_games``) plays
     ``--rollout-deals`` deals, and the network learns its values of the cards; what ``run.json`` records of it."""
     games_seed, learn_seed = round_seeds(args.seed, k)
+    worlds = 0 if args.rollout_belief == "deal" else args.rollout_worlds
     print(f"round {k} of {args.rounds}: {args.rollout_deals:,} deals of the search whose rollouts the network plays, "
-          f"{args.rollout_worlds} worlds a decision, "
+          f"{f'{worlds} worlds' if worlds else 'the deal itself'} a decision, "
           f"{args.imitate_workers if args.backend == 'local' else 'Ray'} worker(s)", flush=True)
     bar = _bar(args, args.rollout_deals, f"round {k}: games")
     games = rollout_games(current_policy(model, args, setup, 0), tables_of(setup.presets, setup.table_sizes),
@@ -734,7 +742,7 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
                       after_epoch=after_epoch)
     print(f"round {k}: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
-    return {"round": k, "deals": args.rollout_deals, "worlds": args.rollout_worlds, "belief": args.rollout_belief,
+    return {"round": k, "deals": args.rollout_deals, "worlds": worlds, "belief": args.rollout_belief,
             "play": args.rollout_play, "decisions": int(len(games.action)), "games_seconds": round(games.seconds, 1),
             "epochs": history}
 

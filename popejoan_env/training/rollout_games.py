@@ -26,6 +26,17 @@ With ``play="network"`` (``--rollout-play network``) the games are played by
 the network's own cards, so the positions are those the network reaches; each
 decision still learns the search's values and its best card.
 
+With ``belief="deal"`` (``--rollout-belief deal``, which needs ``play="network"``)
+no worlds are drawn: each candidate is led in the deal itself and the network
+plays every seat to the end (``deal_values``), the branches of TRPO's "vine"
+rollouts.  The network plays every seat from its own observation and the deal
+was dealt at random, so the deal's hidden cards are a draw from the exact
+posterior of what the seat to act has seen: each value is an unbiased sample of
+the card's value to that seat, no belief to get wrong, one world's noise.  The
+search's best card would be played with every hand in view, so the network
+plays instead; the label card is the deal's best (the choice term learns it;
+the regret term, linear in the values, learns their means).
+
 Every position is evaluated at once with the others waiting in its lockstep
 group: the deals of a group (``GROUP``, one table) advance to their next real
 decision, the worlds × candidates of all of them become one ``BatchDeals``
@@ -57,10 +68,15 @@ from popejoan_env.seat_view import SeatView, seat_view
 from popejoan_env.training.expert_games import Decisions, Games, Table, deal_of, gather
 from popejoan_env.training.workers import play_tasks
 
-BELIEFS = ("uniform", "leads")
-"""What a round's search believes of the hidden cards: every consistent world alike, or what the leads say."""
+WORLD_BELIEFS = ("uniform", "leads")
+"""The beliefs that draw worlds: every consistent world alike, or what the leads say."""
+BELIEFS = (*WORLD_BELIEFS, "deal")
+"""Where a round's values come from: worlds of a belief (``WORLD_BELIEFS``), or the deal itself (``deal``)."""
 PLAYS = ("search", "network")
 """Who plays a round's games: the search (its best card) or the network (its own card: the positions it reaches)."""
+DEAL_NEEDS_NETWORK = ("belief 'deal' values the cards in the deal itself, so its best card is played with every hand "
+                      "in view: the games must be played by the network (play 'network')")
+"""Why ``belief="deal"`` needs ``play="network"``."""
 GROUP = 128
 """Deals played in lockstep: their positions are evaluated in one batch (and one worker task)."""
 
@@ -79,6 +95,13 @@ def network_cards(policy: Any, deals: Sequence[Deal]) -> list[int]:
     """The card ``policy`` (a numpy ``Policy``) plays for the seat to act in each of ``deals``, in one forward."""
     return policy.choose(np.stack([encode(deal, deal.to_act) for deal in deals]),
                          np.stack([action_mask(deal, deal.to_act) for deal in deals]).astype(bool)).tolist()
+
+
+def deal_values(policy: Any, positions: Sequence[tuple[Deal, Sequence[int]]]) -> list[dict[int, float]]:
+    """For each (deal, candidates) of one rules object and table size: the counters the seat to act gains leading
+    each candidate in the deal itself, ``policy`` then playing every seat (``guided.network_gains``, one batch)."""
+    gains = network_gains(policy, [([deal.copy()], candidates) for deal, candidates in positions])
+    return [dict(zip(candidates, g[0].tolist())) for (_, candidates), g in zip(positions, gains)]
 
 
 def card_values(policy: Any, positions: Sequence[tuple[SeatView, list[int]]], rng: np.random.Generator,
@@ -129,7 +152,11 @@ def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, 
         searched = [(view, cands) for _, _, view, cands in waiting if len(cands) > 1]
         reading = [(deal, deal.to_act, leads[d]) for d, deal, _, cands in waiting if len(cands) > 1] \
             if belief == "leads" else None
-        found = iter(card_values(policy, searched, rng, worlds, reading) if searched else [])
+        if belief == "deal":
+            found = iter(deal_values(policy, [(deal, cands) for _, deal, _, cands in waiting if len(cands) > 1])
+                         if searched else [])
+        else:
+            found = iter(card_values(policy, searched, rng, worlds, reading) if searched else [])
         mine = iter(network_cards(policy, [deal for _, deal, _, _ in waiting]) if play == "network" and waiting
                     else [])
         for d, deal, view, cands in waiting:
@@ -165,6 +192,8 @@ def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, *
         raise PopeJoanError(f"belief must be one of {list(BELIEFS)}, got {brief(belief)}")
     if play not in PLAYS:
         raise PopeJoanError(f"play must be one of {list(PLAYS)}, got {brief(play)}")
+    if belief == "deal" and play != "network":
+        raise PopeJoanError(DEAL_NEEDS_NETWORK)
     start = time.perf_counter()
     jobs = lockstep_jobs(tables, deals)
     common = (policy, balance_range, reward_scale, seed, worlds, belief, play)
