@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     add_table_arguments(parser)
     parser.add_argument("--deals", type=Integer(2, 10**6), default=2000, help="deals a model (default 2000)")
     parser.add_argument("--worlds", type=Integer(1, 1024), default=8, help="worlds of the round's search (8)")
-    parser.add_argument("--judge-worlds", type=Integer(1, 1024), default=64, help="worlds of the judge (64)")
+    parser.add_argument("--judge-worlds", type=Integer(1, 1024), default=None, help="worlds of the judge (64)")
     parser.add_argument("--belief", choices=WORLD_BELIEFS, default="uniform",
                         help="the round's search: worlds alike, or read by the leads (uniform)")
     parser.add_argument("--judge-belief", choices=BELIEFS, default="uniform",
@@ -46,6 +46,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=SEED, default=1, help="the deals' and worlds' seed")
     parser.add_argument("--workers", type=Integer(1, 256), default=2, help="forked processes (2)")
     args = parser.parse_args(argv)
+    if args.judge_belief == "deal" and args.judge_worlds is not None:
+        parser.error("--judge-worlds would go unused: --judge-belief deal judges in the deal itself, with no worlds")
+    judge_worlds = 64 if args.judge_worlds is None else args.judge_worlds
     try:
         table = tables_of([Rules.preset(args.preset)], [args.seats])[0]
         policies = [load_policy(shipped_model() if name == "shipped" else name, table[0]) for name in args.models]
@@ -56,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"{name} was trained for {', '.join(map(str, policy.metadata['players']))} seats, "
                          f"not --seats {args.seats}")
     judge = "the deal itself" if args.judge_belief == "deal" else \
-        f"{args.judge_worlds} others ({args.judge_belief})"
+        f"{judge_worlds} others ({args.judge_belief})"
     print(f"{args.seats} seats of {args.preset}, {args.deals:,} deals of seed {args.seed}, the search's "
           f"{args.worlds} worlds ({args.belief}) judged on {judge}\n")
     print("| network | gain a decision (95% CI) | gain a deal, every seat | search ≠ network | decisions | s |")
@@ -64,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     for name, policy in zip(args.models, policies):
         start = time.perf_counter()
         found = one_step_advantage(policy, table, args.deals, args.seed, worlds=args.worlds,
-                                   judge_worlds=args.judge_worlds, belief=args.belief,
+                                   judge_worlds=judge_worlds, belief=args.belief,
                                    judge_belief=args.judge_belief, balance_range=BALANCES, workers=args.workers)
         (decision, ci), (deal, deal_ci) = found.per_decision(), found.per_deal()
         print(f"| {name} | {decision:+.3f} ± {ci:.3f} | {deal:+.2f} ± {deal_ci:.2f} | {found.differ.mean():.1%} | "

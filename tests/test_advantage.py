@@ -168,6 +168,8 @@ def test_a_bad_count_is_refused_by_name(field: str, value: object) -> None:
                                             (["shipped", "--judge-worlds", "0"], "--judge-worlds"),
                                             (["shipped", "--judge-belief", "posterior"], "--judge-belief"),
                                             (["shipped", "--preset", "nosuch"], "'nosuch'"),
+                                            (["shipped", "--judge-belief", "deal", "--judge-worlds", "8"],
+                                             "--judge-worlds would go unused"),
                                             (["shipped", "--seats", "9"], "--seats")])
 def test_the_script_refuses_bad_input_in_one_line(argv: list[str], says: str) -> None:
     done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "round_advantage.py"), *argv],

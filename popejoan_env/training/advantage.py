@@ -25,11 +25,12 @@ The judge (``judge_belief``) is one of
   belief both get wrong favours the search;
 * ``leads``: as many worlds resampled by how likely the network makes the other
   seats' leads (``search.belief``), a model of the posterior;
-* ``deal``: the deal itself (``rollout_games.deal_values``).  Every seat is the same greedy network and the
-  deal was dealt at random, so the deal's hidden cards are a draw from the exact
-  posterior of what the seat to act has seen, and the card's value in it is an
-  unbiased estimate of its value to that seat: no belief to get wrong, one
-  world's noise a decision (more deals for the same interval), and cheap.
+* ``deal``: the deal itself (``rollout_games.deal_values``).  Every seat is
+  the same greedy network and the deal was dealt at random, so the deal's
+  hidden cards are a draw from the exact posterior of what the seat to act has
+  seen, and the card's value in it is an unbiased estimate of its value to that
+  seat: no belief to get wrong, one world's noise a decision (more deals for
+  the same interval), and cheap.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ import numpy as np
 
 from popejoan_env.checks import brief
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.players.pimc import best_lead
 from popejoan_env.observation import encode
+from popejoan_env.players.pimc import best_lead
 from popejoan_env.players.stops import lead_candidates
 from popejoan_env.search.belief import Lead
 from popejoan_env.seat_view import seat_view
@@ -131,11 +132,11 @@ def one_step_advantage(policy: Any, table: Table, deals: int, seed: int, *, worl
                        judge_worlds: int = 64, belief: str = "uniform", judge_belief: str = "uniform",
                        balance_range: Sequence[int] | None = None, workers: int = 1) -> Advantage:
     """The gain of a round's search (``worlds`` worlds a decision) over ``policy`` (a numpy ``Policy``) at every
-    searched decision of deals ``0 .. deals-1`` at ``table``, judged on ``judge_worlds`` independent worlds; the
-    same figures in this process or ``workers`` forked ones.  ``belief`` and ``judge_belief``: the search's and
-    the judge's worlds are alike (``uniform``) or read the other seats' leads by ``policy`` (``leads``, as
-    ``--rollout-belief leads``); with the network at every seat, ``leads`` is the judge whose worlds follow
-    what the leads actually say."""
+    searched decision of deals ``0 .. deals-1`` at ``table``, judged on ``judge_worlds`` independent worlds or
+    the deal itself; the same figures in this process or ``workers`` forked ones.  ``belief``: the search's worlds are alike
+    (``uniform``) or read the other seats' leads by ``policy`` (``leads``, as ``--rollout-belief leads``);
+    ``judge_belief``: the judge's worlds likewise, or no worlds but the deal itself (``deal``: unbiased, see the
+    module's text)."""
     for name, value, top in (("deals", deals, 10**6), ("worlds", worlds, 1024), ("judge_worlds", judge_worlds, 1024),
                              ("workers", workers, 256)):
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top:

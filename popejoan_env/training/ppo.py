@@ -725,7 +725,7 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
     games_seed, learn_seed = round_seeds(args.seed, k)
     worlds = 0 if args.rollout_belief == "deal" else args.rollout_worlds
     print(f"round {k} of {args.rounds}: {args.rollout_deals:,} deals of the search whose rollouts the network plays, "
-          f"{f'{worlds} worlds' if worlds else 'the deal itself'} a decision, "
+          f"{f'{worlds} worlds a decision' if worlds else 'each card valued in the deal itself'}, "
           f"{args.imitate_workers if args.backend == 'local' else 'Ray'} worker(s)", flush=True)
     bar = _bar(args, args.rollout_deals, f"round {k}: games")
     games = rollout_games(current_policy(model, args, setup, 0), tables_of(setup.presets, setup.table_sizes),
