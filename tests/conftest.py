@@ -83,6 +83,23 @@ def random_choice(deal: Deal, rng: np.random.Generator) -> int:
     return legal[0] if len(legal) == 1 else legal[int(rng.integers(len(legal)))]
 
 
+def network_card(policy: Any, deal: Deal) -> int:
+    """The card ``policy`` (a numpy ``Policy``) plays for the seat to act, one deal at a time (no batch)."""
+    from popejoan_env.observation import action_mask, encode
+
+    return int(policy.choose(encode(deal, deal.to_act)[None], action_mask(deal, deal.to_act)[None].astype(bool))[0])
+
+
+def network_play_out(policy: Any, deal: Deal, card: int) -> float:
+    """The counters the seat to act gains leading ``card`` in ``deal`` (changed), ``policy`` then playing every
+    seat to the end, one decision at a time."""
+    seat, before = deal.to_act, deal.balances[deal.to_act]
+    deal.play(card)
+    while deal.advance():
+        deal.play(network_card(policy, deal))
+    return deal.balances[seat] - before
+
+
 def network_file(path: str, rules: Sequence[str] = ("modern", "victorian"), players: Sequence[int] = (3, 8),
                  seed: int = 5) -> str:
     """A small untrained ``suits`` network saved as a model file for ``rules`` and ``players`` (what a test needs

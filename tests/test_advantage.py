@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.observation import action_mask, encode
 from popejoan_env.players.stops import lead_candidates
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import seat_view
@@ -30,6 +29,8 @@ def _policy():
 
 
 def test_the_network_plays_every_seat_and_each_searched_decision_is_counted_once() -> None:
+    from conftest import network_card
+
     policy = _policy()
     found = one_step_advantage(policy, TABLE, 6, 5, worlds=2, judge_worlds=2, balance_range=BALANCES)
     expected = []
@@ -38,8 +39,7 @@ def test_the_network_plays_every_seat_and_each_searched_decision_is_counted_once
         while deal.advance():
             if len(lead_candidates(seat_view(deal, deal.to_act))) > 1:
                 expected.append(d)
-            card = policy.choose(encode(deal, deal.to_act)[None], action_mask(deal, deal.to_act)[None].astype(bool))
-            deal.play(int(card[0]))
+            deal.play(network_card(policy, deal))
     assert sorted(found.deal.tolist()) == expected  # the deals advance in lockstep: their decisions interleave
     assert (found.gain[~found.differ] == 0).all()  # the same card, the same judged value
 
@@ -107,6 +107,7 @@ def test_a_search_reading_the_leads_gives_the_same_figures_with_any_workers() ->
 
 
 def test_the_deal_judges_each_card_by_its_own_hidden_cards(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import network_card, network_play_out
     from popejoan_env.training import advantage
 
     policy, chosen = _policy(), []
@@ -121,21 +122,11 @@ def test_the_deal_judges_each_card_by_its_own_hidden_cards(monkeypatch: pytest.M
                                balance_range=BALANCES)
     assert len(chosen) == len(found.gain) and found.differ.any()
 
-    def network(deal) -> int:
-        return int(policy.choose(encode(deal, deal.to_act)[None], action_mask(deal, deal.to_act)[None].astype(bool))[0])
-
-    def play_out(deal, card: int) -> float:  # the seat to act plays card, then the network plays every seat
-        seat, before = deal.to_act, deal.balances[deal.to_act]
-        deal.play(card)
-        while deal.advance():
-            deal.play(network(deal))
-        return deal.balances[seat] - before
-
     expected = {}
     for d in range(4):
         deal, k = deal_of(TABLE, BALANCES, 3, d), 0
         while deal.advance():
-            net = network(deal)
+            net = network_card(policy, deal)
             if len(lead_candidates(seat_view(deal, deal.to_act))) > 1:
                 expected[d, k] = (deal.copy(), net)
                 k += 1
@@ -145,7 +136,8 @@ def test_the_deal_judges_each_card_by_its_own_hidden_cards(monkeypatch: pytest.M
         k = seen[d] = seen.get(d, -1) + 1
         deal, net = expected[d, k]
         assert differ == (card != net)
-        assert gain == pytest.approx(play_out(deal.copy(), card) - play_out(deal.copy(), net))
+        assert gain == pytest.approx(network_play_out(policy, deal.copy(), card) -
+                                     network_play_out(policy, deal.copy(), net))
     assert sum(v + 1 for v in seen.values()) == len(expected)
 
 

@@ -180,7 +180,8 @@ def test_played_by_the_network_the_games_reach_its_positions_and_learn_the_searc
 
 
 def test_valued_in_the_deal_itself_each_card_is_what_it_wins_there_with_the_network_after_it() -> None:
-    from popejoan_env.observation import action_mask, encode
+    from conftest import network_card, network_play_out
+    from popejoan_env.observation import encode
 
     tables = expert_games.tables_of([MODERN], [4])
     policy = _policy()
@@ -190,24 +191,15 @@ def test_valued_in_the_deal_itself_each_card_is_what_it_wins_there_with_the_netw
     for field in ("obs", "action", "value", "deal", "q"):
         assert np.array_equal(getattr(mine, field), getattr(again, field), equal_nan=True), field
 
-    def network(deal) -> int:
-        return int(policy.choose(encode(deal, deal.to_act)[None], action_mask(deal, deal.to_act)[None].astype(bool))[0])
-
-    def play_out(deal, card: int) -> float:  # the seat to act leads card, then the network plays every seat
-        seat, before = deal.to_act, deal.balances[deal.to_act]
-        deal.play(card)
-        while deal.advance():
-            deal.play(network(deal))
-        return deal.balances[seat] - before
-
     expected = {}
     for d in range(5):
         deal = expert_games.deal_of(tables[0], [-24, 72], 8, d)
         while deal.advance():
             cands = lead_candidates(seat_view(deal, deal.to_act))
             if len(cands) > 1:
-                expected[d, encode(deal, deal.to_act).tobytes()] = {c: play_out(deal.copy(), c) for c in cands}
-            deal.play(network(deal))
+                expected[d, encode(deal, deal.to_act).tobytes()] = {c: network_play_out(policy, deal.copy(), c)
+                                                                    for c in cands}
+            deal.play(network_card(policy, deal))
     searched = np.flatnonzero((~np.isnan(mine.q)).sum(axis=1) >= 2)
     assert len(searched) == len(expected)
     for row in searched:
