@@ -176,3 +176,28 @@ def test_the_cost_benchmark_times_each_belief_and_player_against_the_default(cap
                                                     (("uniform", "search"), ("leads", "search"),
                                                      ("uniform", "network"), ("deal", "network"))]
     assert lines[0].endswith("1.00x the first")
+
+
+def test_against_a_field_each_seat_s_leads_are_read_by_the_network_that_made_them() -> None:
+    class Highest:
+        """Logits that prefer high card ids strongly."""
+
+        def logits(self, obs: np.ndarray) -> np.ndarray:
+            return np.tile(10.0 * np.arange(NUM_CARD_IDS, dtype=np.float32), (len(obs), 1))
+
+    deal, leads, _ = _played_out(MODERN, 4, 11, stop_at=6)
+    observer = deal.to_act
+    hands, dead, _ = WorldSampler(seat_view(deal, observer)).draw_many(np.random.default_rng(3), 16)
+    others = tuple(s for s in range(4) if s != observer)
+    by = {name: lead_log_likelihood(who, deal, observer, leads, hands, dead) for name, who in
+          (("uniform", _Uniform()), ("highest", Highest()))}
+    assert np.allclose(lead_log_likelihood(_Uniform(), deal, observer, leads, hands, dead, Highest(), others),
+                       by["highest"])
+    assert np.allclose(lead_log_likelihood(_Uniform(), deal, observer, leads, hands, dead, Highest(), ()),
+                       by["uniform"])
+    one = others[0]
+    mixed = lead_log_likelihood(_Uniform(), deal, observer, leads, hands, dead, Highest(), (one,))
+    only = [x for x in leads if x.seat == one]
+    rest = [x for x in leads if x.seat != one]
+    assert only and np.allclose(mixed, lead_log_likelihood(Highest(), deal, observer, only, hands, dead)
+                                + lead_log_likelihood(_Uniform(), deal, observer, rest, hands, dead))

@@ -209,3 +209,74 @@ def test_valued_in_the_deal_itself_each_card_is_what_it_wins_there_with_the_netw
         assert mine.q[row, mine.action[row]] == np.nanmax(mine.q[row])  # the label: the deal's best card
     with pytest.raises(PopeJoanError, match=r"^belief 'deal' values the cards in the deal itself"):
         rollout_games(policy, tables, 5, 8, belief="deal", workers=1, **kw)  # the search's card would see every hand
+
+
+def test_a_field_sits_alone_and_against_the_lone_learner_at_every_seat_and_distance_from_the_dealer() -> None:
+    from popejoan_env.training.rollout_games import field_seats
+
+    for players in (3, 4, 8):
+        seen = []
+        for d in range(2 * players * players):
+            theirs = field_seats(d, players)
+            lone = theirs[0] if len(theirs) == 1 else next(s for s in range(players) if s not in theirs)
+            assert len(theirs) in (1, players - 1) and len(set(theirs)) == len(theirs)
+            seen.append((len(theirs) == 1, lone, (lone - d) % players))  # (field alone, lone seat, from the dealer)
+        assert sorted(seen) == sorted({(alone, lone, at) for alone in (False, True) for lone in range(players)
+                                       for at in range(players)}) and len(set(seen)) == len(seen)
+
+
+def test_against_a_field_only_the_learners_decisions_are_kept_each_valued_with_the_field_at_its_seats(
+        tmp_path: Any) -> None:
+    from conftest import network_card, network_file, network_play_out
+    from popejoan_env.nets.policy import load_policy
+    from popejoan_env.observation import encode
+    from popejoan_env.training.rollout_games import field_seats
+
+    tables = expert_games.tables_of([MODERN], [4])
+    policy, field = _policy(), load_policy(network_file(str(tmp_path / "field.zip"), ("modern",), (4,)))
+    kw = dict(worlds=3, balance_range=[-24, 72], reward_scale=0.1, belief="deal", play="network")
+    deals = 2 * 16  # the learner alone at each seat, then the field alone
+    mine = rollout_games(policy, tables, deals, 8, workers=1, field=field, **kw)
+    again = rollout_games(policy, tables, deals, 8, workers=2, field=field, **kw)
+    for name in ("obs", "action", "value", "deal", "seat", "q"):
+        assert np.array_equal(getattr(mine, name), getattr(again, name), equal_nan=True), name
+    alone = rollout_games(policy, tables, deals, 8, workers=1, **kw)
+    assert len(mine.action) < len(alone.action)
+
+    expected = {}
+    for d in range(deals):
+        deal, theirs = expert_games.deal_of(tables[0], [-24, 72], 8, d), field_seats(d, 4)
+        while deal.advance():
+            cands = lead_candidates(seat_view(deal, deal.to_act))
+            if deal.to_act not in theirs and len(cands) > 1:
+                expected[d, encode(deal, deal.to_act).tobytes()] = {
+                    c: network_play_out(policy, deal.copy(), c, field, theirs) for c in cands}
+            deal.play(network_card(field if deal.to_act in theirs else policy, deal))
+    assert not any(int(s) in field_seats(int(d), 4) for d, s in zip(mine.deal, mine.seat))
+    searched = np.flatnonzero((~np.isnan(mine.q)).sum(axis=1) >= 2)
+    assert len(searched) == len(expected) and min(mine.deal) < 16 <= max(mine.deal)  # learner alone, then the field
+    for row in searched:
+        values = expected[int(mine.deal[row]), mine.obs[row].tobytes()]
+        assert {c: pytest.approx(v) for c, v in values.items()} == \
+            {c: float(mine.q[row, c]) for c in np.flatnonzero(~np.isnan(mine.q[row]))}
+
+
+def test_against_a_field_the_worlds_searched_play_it_at_its_seats(tmp_path: Any) -> None:
+    from conftest import network_file
+    from popejoan_env.nets.policy import load_policy
+
+    tables = expert_games.tables_of([MODERN], [4])
+    policy, field = _policy(), load_policy(network_file(str(tmp_path / "field.zip"), ("modern",), (4,)))
+    kw = dict(worlds=2, balance_range=[-24, 72], reward_scale=0.1, workers=1)
+    for belief in ("uniform", "leads"):
+        mine = rollout_games(policy, tables, 8, 9, belief=belief, field=field, **kw)
+        same = rollout_games(policy, tables, 8, 9, belief=belief, field=field, **kw)
+        assert np.array_equal(mine.q, same.q, equal_nan=True)
+        itself = rollout_games(policy, tables, 8, 9, belief=belief, field=policy, **kw)  # the same seats, itself
+        assert not np.array_equal(mine.q, itself.q, equal_nan=True), belief
+    views = _positions(3)
+    rng = lambda: np.random.default_rng(4)  # noqa: E731
+    alike = card_values(policy, views, rng(), 4)
+    assert card_values(policy, views, rng(), 4, field=policy, field_seats=[(1, 2, 3)] * 3) == alike
+    assert card_values(policy, views, rng(), 4, field=field, field_seats=[()] * 3) == alike
+    assert card_values(policy, views, rng(), 4, field=field, field_seats=[(0, 1, 2, 3)] * 3) != alike

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -150,14 +151,19 @@ def test_a_state_that_is_not_this_runs_is_refused(tmp_path: Path, args: ppo.Args
         Rounds.resume(str(tmp_path), args)
 
 
-def test_a_run_saved_before_rollout_play_resumes_as_played_by_the_search(tmp_path: Path, args: ppo.Args) -> None:
+@pytest.mark.parametrize("key, other, says", [
+    ("rollout_play", "network", "--rollout-play is 'search' in this run"),
+    ("rollout_field", "field.zip", "--rollout-field is '' in this run"),
+])
+def test_a_run_saved_before_a_flag_resumes_as_played_without_it(tmp_path: Path, args: ppo.Args, key: str,
+                                                                  other: str, says: str) -> None:
     import dataclasses
 
     _state(tmp_path, args)
-    _edit(tmp_path / "rounds", lambda s: s["identity"].pop("rollout_play"))
+    _edit(tmp_path / "rounds", lambda s: s["identity"].pop(key))
     assert len(Rounds.resume(str(tmp_path), args).done) == 3
-    with pytest.raises(ResumeError, match="--rollout-play is 'search' in this run"):
-        Rounds.resume(str(tmp_path), dataclasses.replace(args, rollout_play="network"))
+    with pytest.raises(ResumeError, match=says):
+        Rounds.resume(str(tmp_path), dataclasses.replace(args, **{key: other}))
 
 
 def _edit(directory: Path, change: Any) -> None:
@@ -362,3 +368,46 @@ def test_a_missing_start_model_is_one_line_at_the_command_line(tmp_path: Path) -
                           text=True, timeout=120)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
     assert "none.zip" in done.stderr and not os.path.exists(tmp_path / "ppo_modern_4p")
+
+
+def test_a_round_against_a_field_records_it_and_resumes_only_against_the_same_file(tmp_path: Path,
+                                                                                   capsys: Any) -> None:
+    from conftest import network_file
+
+    ppo.main(["--output-dir", str(tmp_path), "--run-name", "a", *IMITATION])
+    start = str(tmp_path / "a" / "model.zip")
+    field = tmp_path / "field.zip"
+    field.write_bytes((tmp_path / "a" / "model.zip").read_bytes())
+    whole = ["--output-dir", str(tmp_path), "--run-name", "b", "--start-model", start, "--rollout-field", str(field),
+             *FROM_START]
+    one = ppo.main(whole + ["--rounds", "1"])
+    assert "round 1: against a field of" in capsys.readouterr().out
+    assert one["rounds"][0]["field"] == str(field) and one["rounds"][0]["field_sha256"] == file_sha256(str(field))
+    alone = ppo.main(["--output-dir", str(tmp_path), "--run-name", "c", "--start-model", start, *FROM_START,
+                      "--rounds", "1"])
+    assert "field" not in alone["rounds"][0] and one["rounds"][0]["decisions"] < alone["rounds"][0]["decisions"]
+    assert _weights(tmp_path / "b" / "model.zip") != _weights(tmp_path / "c" / "model.zip")
+    network_file(str(field), ("modern",), (4,))  # another network at the same path
+    with pytest.raises(ResumeError, match="is not the field this run's round 1 played against"):
+        ppo.main(whole + ["--rounds", "2", "--resume"])
+
+
+@pytest.mark.parametrize("field, says", [
+    ("none.zip", "--rollout-field: .*none.zip"),
+    ("three.zip", "was trained for 3 seats, not 4"),
+    ("victorian.zip", "--rollout-field: model .* was trained for rules"),
+])
+def test_a_field_that_cannot_play_the_run_s_tables_is_one_line_before_any_work(tmp_path: Path, field: str,
+                                                                              says: str) -> None:
+    from conftest import network_file
+
+    network_file(str(tmp_path / "three.zip"), ("modern",), (3,))
+    network_file(str(tmp_path / "victorian.zip"), ("victorian",), (4,))
+    done = subprocess.run([sys.executable, str(ROOT / "training" / "train_ppo.py"), "--output-dir", str(tmp_path),
+                           "--rollout-field", str(tmp_path / field), "--no-progress"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert re.search(says, done.stderr) and not os.path.exists(tmp_path / "ppo_modern_4p")
+    with pytest.raises(ppo.PopeJoanError, match="--rollout-field would go unused: --rounds 0"):
+        ppo.check_given_stages(ppo.parse_flags(ppo.Args, ["--rounds", "0", "--rollout-field", "x.zip"], ""),
+                               frozenset({"rounds", "rollout_field"}))

@@ -80,7 +80,7 @@ from popejoan_env.nets import suits
 from popejoan_env.players import make_player
 from popejoan_env.players.lists import split_specs
 from popejoan_env.nets.model_file import model_metadata, read_metadata, read_model, rules_field, save_model
-from popejoan_env.nets.policy import policy_from_state
+from popejoan_env.nets.policy import load_policy, policy_from_state
 from popejoan_env.players.pimc import MAX_SAMPLES
 from popejoan_env.rules import Rules, check_players, parse_rules_options
 from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
@@ -196,6 +196,12 @@ class Args:
                             "who plays a round's games: search (its best card) or network (the network's own card, so "
                             "the round learns at the positions the network reaches; every decision still learns the "
                             "search's values and card)", choices=PLAYS, group=RECIPE)
+    rollout_field: str = arg("",
+                             "a model file whose network plays the field of a round's games: in each deal the "
+                             "learner alone against it or it alone against the learner, at every seat in turn, and "
+                             "in the rollouts of every card valued; only the learner's decisions are learned, so the "
+                             "rounds learn a best response to that field (popejoan_env/training/rollout_games.py); "
+                             "empty = the network plays every seat", group=RECIPE)
     rollout_epochs: int = arg(2, "passes over a round's decisions", kind=Integer(1, 1000), group=RECIPE)
     rollout_lr: float = arg(3e-4, "Adam learning rate of a round's training", kind=RATE, group=RECIPE)
     batch_size: int = arg(512, "minibatch size of the imitation, the rollout stage and the PPO update",
@@ -377,11 +383,13 @@ def check_args(args: Args) -> Setup:
     check_runnable(args, setup)
     if args.start_model:
         check_start_model(args, setup)
+    if args.rounds and has_recipe(args) and args.rollout_field:
+        field_policy(args, setup)
     return setup
 
 
-ROUND_FLAGS = ("rounds", "rollout_deals", "rollout_worlds", "rollout_belief", "rollout_play", "rollout_epochs",
-               "rollout_lr")
+ROUND_FLAGS = ("rounds", "rollout_deals", "rollout_worlds", "rollout_belief", "rollout_play", "rollout_field",
+               "rollout_epochs", "rollout_lr")
 """The fields of the flags that shape the rounds of policy improvement."""
 IMITATION_FLAGS = ("imitate_deals", "imitate_player", "imitate_epochs", "imitate_loss", "imitate_lr")
 """The fields of the flags that shape the imitation alone (the rounds use ``--imitate-workers`` and
@@ -440,6 +448,27 @@ def check_start_model(args: Args, setup: Setup) -> None:
     if differ:
         raise PopeJoanError(f"--start-model {args.start_model} is not a network of this run's flags: "
                             f"{'; '.join(differ)} (--actor, --actor-arch, --net-arch, --activation)")
+
+
+def field_policy(args: Args, setup: Setup) -> Any:
+    """The network of --rollout-field, refused in one line unless it reads this run's observations and was
+    trained for every table and preset of the run."""
+    try:
+        policy = load_policy(args.rollout_field)
+        for rules in setup.presets:
+            policy.check(rules)
+    except PopeJoanError as err:
+        raise PopeJoanError(f"--rollout-field: {err}") from None
+    theirs, mine = read_metadata(args.rollout_field), metadata(args, setup, 0)
+    if theirs.get("obs_version") != mine.get("obs_version"):
+        raise PopeJoanError(f"--rollout-field {args.rollout_field} reads observations of version "
+                            f"{theirs.get('obs_version')!r}, this run's are {mine.get('obs_version')!r}")
+    missing = [n for n in setup.table_sizes if n not in theirs.get("players", ())]
+    if missing:
+        raise PopeJoanError(f"--rollout-field {args.rollout_field} was trained for "
+                            f"{', '.join(map(str, theirs.get('players', ())))} seats, not "
+                            f"{', '.join(map(str, missing))}")
+    return policy
 
 
 def check_runnable(args: Args, setup: Setup) -> None:
@@ -727,12 +756,15 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
     print(f"round {k} of {args.rounds}: {args.rollout_deals:,} deals of the search whose rollouts the network plays, "
           f"{f'{worlds} worlds a decision' if worlds else 'each card valued in the deal itself'}, "
           f"{args.imitate_workers if args.backend == 'local' else 'Ray'} worker(s)", flush=True)
+    field = field_policy(args, setup) if args.rollout_field else None
+    if field is not None:
+        print(f"round {k}: against a field of {args.rollout_field}", flush=True)
     bar = _bar(args, args.rollout_deals, f"round {k}: games")
     games = rollout_games(current_policy(model, args, setup, 0), tables_of(setup.presets, setup.table_sizes),
                           args.rollout_deals, games_seed, worlds=args.rollout_worlds, belief=args.rollout_belief,
                           play=args.rollout_play, balance_range=setup.balance_range,
                           reward_scale=args.reward_scale, workers=args.imitate_workers, backend=args.backend,
-                          address=args.address or None, on_done=None if bar is None else bar.update)
+                          address=args.address or None, on_done=None if bar is None else bar.update, field=field)
     if bar is not None:
         bar.close()
     t0 = time.perf_counter()
@@ -744,7 +776,8 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     return {"round": k, "deals": args.rollout_deals, "worlds": worlds, "belief": args.rollout_belief,
             "play": args.rollout_play, "decisions": int(len(games.action)), "games_seconds": round(games.seconds, 1),
-            "epochs": history}
+            "epochs": history, **({"field": args.rollout_field, "field_sha256": file_sha256(args.rollout_field)}
+                                  if field is not None else {})}
 
 
 class Beside:
@@ -808,6 +841,11 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
         if sha != now:
             raise ResumeError(f"--resume: {args.start_model} is not the file this run started from (SHA-256 "
                               f"{str(sha)[:16]}…, the file now {now[:16]}…)")
+    for done in resumed.done[1:] if resumed is not None and args.rollout_field else ():  # the same field throughout
+        sha, now = done["record"].get("field_sha256"), file_sha256(args.rollout_field)
+        if sha != now:
+            raise ResumeError(f"--resume: {args.rollout_field} is not the field this run's round {done['round']} "
+                              f"played against (SHA-256 {str(sha)[:16]}…, the file now {now[:16]}…)")
     ckpt_dir = os.path.join(run_dir, "checkpoints")
     clear_run(run_dir)
     os.makedirs(ckpt_dir, exist_ok=True)

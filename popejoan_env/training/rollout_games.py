@@ -97,22 +97,25 @@ def network_cards(policy: Any, deals: Sequence[Deal]) -> list[int]:
                          np.stack([action_mask(deal, deal.to_act) for deal in deals]).astype(bool)).tolist()
 
 
-def deal_values(policy: Any, positions: Sequence[tuple[Deal, Sequence[int]]]) -> list[dict[int, float]]:
+def deal_values(policy: Any, positions: Sequence[tuple[Deal, Sequence[int]]], field: Any = None,
+                field_seats: Sequence[Sequence[int]] = ()) -> list[dict[int, float]]:
     """For each (deal, candidates) of one rules object and table size: the counters the seat to act gains leading
-    each candidate in the deal itself, ``policy`` then playing every seat (``guided.network_gains``, one batch)."""
-    gains = network_gains(policy, [([deal.copy()], candidates) for deal, candidates in positions])
+    each candidate in the deal itself, ``policy`` then playing every seat (``guided.network_gains``, one batch),
+    or with ``field`` the seats of each position's ``field_seats`` playing ``field``."""
+    gains = network_gains(policy, [([deal.copy()], candidates) for deal, candidates in positions], field, field_seats)
     return [dict(zip(candidates, g[0].tolist())) for (_, candidates), g in zip(positions, gains)]
 
 
 def card_values(policy: Any, positions: Sequence[tuple[SeatView, list[int]]], rng: np.random.Generator,
-                worlds: int, reading: Sequence[tuple[Deal, int, Sequence[Lead]]] | None = None
-                ) -> list[dict[int, float]]:
+                worlds: int, reading: Sequence[tuple[Deal, int, Sequence[Lead]]] | None = None,
+                field: Any = None, field_seats: Sequence[Sequence[int]] = ()) -> list[dict[int, float]]:
     """For each (view, candidates) of one rules object and table size: each candidate's importance-weighted mean
     counters for the seat to act over ``worlds`` sampled worlds, every seat of every world × candidate then played
     by ``policy`` (a numpy ``Policy``) from its own observation (``guided.network_gains``), all positions in one
     batch.  With ``reading`` (each position's deal, seat to act and the deal's leads so far), ``belief.DRAWS``
     times as many worlds are drawn and ``worlds`` of them kept by how likely ``policy`` makes the other seats'
-    leads in each (``search.belief``)."""
+    leads in each (``search.belief``).  With ``field`` (another ``Policy``), the seats of each position's
+    ``field_seats`` play ``field``'s cards in the worlds, and are the ones whose leads it reads."""
     drawn, logs = [], []
     for i, (view, candidates) in enumerate(positions):
         sampler = WorldSampler(view)
@@ -121,42 +124,62 @@ def card_values(policy: Any, positions: Sequence[tuple[SeatView, list[int]]], rn
         else:
             deal, seat, leads = reading[i]
             hands, dead, log_weights = sampler.draw_many(rng, worlds * DRAWS)
-            kept = resample(log_weights + lead_log_likelihood(policy, deal, seat, leads, hands, dead), worlds, rng)
+            likely = lead_log_likelihood(policy, deal, seat, leads, hands, dead, field, field_seats[i] if field else ())
+            kept = resample(log_weights + likely, worlds, rng)
             hands, dead, log_weights = hands[kept], dead[kept], np.zeros(worlds)
         drawn.append((sampler.deals(hands, dead), candidates))
         logs.append(log_weights)
     out = []
-    for gains, log_weights, (_, candidates) in zip(network_gains(policy, drawn), logs, drawn):
+    for gains, log_weights, (_, candidates) in zip(network_gains(policy, drawn, field, field_seats), logs, drawn):
         w = np.exp(log_weights - log_weights.max())
         out.append(dict(zip(candidates, ((w[:, None] * gains).sum(axis=0) / w.sum()).tolist())))
     return out
 
 
+def field_seats(d: int, players: int) -> tuple[int, ...]:
+    """The seats the field plays in deal ``d`` of a round against a field: ``players``² deals of the learner alone
+    against it, then as many of the field alone against the learner, the lone seat at every distance from the
+    dealer (seat ``d % players``) in each."""
+    k = d // players
+    lone = k % players
+    return (lone,) if (k // players) % 2 else tuple(s for s in range(players) if s != lone)
+
+
 def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, reward_scale: float, seed: int,
-                worlds: int, belief: str, deals: Sequence[int], play: str = "search") -> Any:
+                worlds: int, belief: str, deals: Sequence[int], play: str = "search", field: Any = None) -> Any:
     """The decisions of the deals ``deals`` (one table), played in lockstep, each labelled with the best lead by
     ``card_values`` (with ``belief="leads"``, over worlds that read the other seats' leads) and playing it, or with
-    ``play="network"`` playing the card ``policy`` chooses."""
+    ``play="network"`` playing the card ``policy`` chooses.  With ``field`` (another ``Policy``), it plays the
+    seats of ``field_seats`` in the games and in the values, and only the other seats' decisions are kept."""
     rng = np.random.default_rng([seed, deals[0], 2])
     live = [(d, deal_of(table, balance_range, seed, d)) for d in deals]
     leads: dict[int, list[Lead]] = {d: [] for d in deals}
+    fielded = {d: field_seats(d, table[1]) if field is not None else () for d in deals}
     decisions = Decisions()
     while live:
-        waiting = []
+        waiting, theirs = [], []
         for d, deal in live:
             if not deal.advance():
                 decisions.finals[d] = list(deal.balances)
-                continue
-            view = seat_view(deal, deal.to_act)
-            waiting.append((d, deal, view, lead_candidates(view)))
-        searched = [(view, cands) for _, _, view, cands in waiting if len(cands) > 1]
-        reading = [(deal, deal.to_act, leads[d]) for d, deal, _, cands in waiting if len(cands) > 1] \
-            if belief == "leads" else None
+            elif deal.to_act in fielded[d]:
+                theirs.append((d, deal))
+            else:
+                view = seat_view(deal, deal.to_act)
+                waiting.append((d, deal, view, lead_candidates(view)))
+        for (d, deal), card in zip(theirs, network_cards(field, [deal for _, deal in theirs]) if theirs else []):
+            if belief == "leads" and seat_view(deal, deal.to_act).forced < 0:
+                leads[d].append(Lead(deal.to_act, encode(deal, deal.to_act), card, len(deal.plays)))
+            deal.play(card)
+        asked = [(d, deal, view, cands) for d, deal, view, cands in waiting if len(cands) > 1]
+        searched = [(view, cands) for _, _, view, cands in asked]
+        theirs_seats = [fielded[d] for d, _, _, _ in asked]
+        reading = [(deal, deal.to_act, leads[d]) for d, deal, _, _ in asked] if belief == "leads" else None
         if belief == "deal":
-            found = iter(deal_values(policy, [(deal, cands) for _, deal, _, cands in waiting if len(cands) > 1])
+            found = iter(deal_values(policy, [(deal, cands) for _, deal, _, cands in asked], field, theirs_seats)
                          if searched else [])
         else:
-            found = iter(card_values(policy, searched, rng, worlds, reading) if searched else [])
+            found = iter(card_values(policy, searched, rng, worlds, reading, field, theirs_seats)
+                         if searched else [])
         mine = iter(network_cards(policy, [deal for _, deal, _, _ in waiting]) if play == "network" and waiting
                     else [])
         for d, deal, view, cands in waiting:
@@ -173,21 +196,22 @@ def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, 
 
 def _task(common: tuple[Any, ...], job: tuple[Table, Sequence[int]]) -> Any:
     """``_play_group`` of one job of ``rollout_games`` (``workers.play_tasks`` runs it where the games are played)."""
-    policy, balance_range, reward_scale, seed, worlds, belief, play = common
+    policy, balance_range, reward_scale, seed, worlds, belief, play, field = common
     table, deals = job
-    return _play_group(policy, table, balance_range, reward_scale, seed, worlds, belief, deals, play)
+    return _play_group(policy, table, balance_range, reward_scale, seed, worlds, belief, deals, play, field)
 
 
 def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, *, worlds: int,
                   belief: str = "uniform", play: str = "search", balance_range: Sequence[int] | None,
                   reward_scale: float, workers: int = 1, backend: str = "local", address: str | None = None,
-                  on_done: Callable[[int], None] | None = None) -> Games:
+                  on_done: Callable[[int], None] | None = None, field: Any = None) -> Games:
     """Deals ``0 .. deals-1`` (deal ``d`` at ``tables[d % len(tables)]``) played by the search whose rollouts
     ``policy`` plays, at every seat, in this process, ``workers`` forked processes or Ray tasks
     (``workers.play_tasks``: the same data either way); ``on_done(n)`` is told each time ``n`` more deals are
     played.  ``belief``: the search's worlds are alike (``uniform``, the sampler's) or read the other seats'
     leads by ``policy`` (``leads``, ``search.belief``).  ``play``: each lead played is the search's best card
-    (``search``) or ``policy``'s own (``network``); either way the decision learns the search's values and card."""
+    (``search``) or ``policy``'s own (``network``); either way the decision learns the search's values and card.
+    ``field``: another ``Policy`` playing the seats of ``field_seats`` (a best response to it is learned)."""
     if belief not in BELIEFS:
         raise PopeJoanError(f"belief must be one of {list(BELIEFS)}, got {brief(belief)}")
     if play not in PLAYS:
@@ -196,7 +220,7 @@ def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, *
         raise PopeJoanError(DEAL_NEEDS_NETWORK)
     start = time.perf_counter()
     jobs = lockstep_jobs(tables, deals)
-    common = (policy, balance_range, reward_scale, seed, worlds, belief, play)
+    common = (policy, balance_range, reward_scale, seed, worlds, belief, play, field)
     parts = play_tasks(_task, common, jobs, workers=workers, backend=backend, address=address,
                        on_done=None if on_done is None else lambda job: on_done(len(job[1])))
     return gather(parts, time.perf_counter() - start)

@@ -68,7 +68,7 @@ def seeds(seed: int, k: int) -> tuple[int, int]:
     return seed + 40_000 + 1_000 * (k - 1), seed + 2 + 1_000 * (k - 1)
 
 
-BEFORE = {"rollout_play": "search"}
+BEFORE = {"rollout_play": "search", "rollout_field": ""}
 """Flags added since runs were first saved, with what a run saved before them played by: its absent key means it."""
 
 
