@@ -37,6 +37,13 @@ search's best card would be played with every hand in view, so the network
 plays instead; the label card is the deal's best (the choice term learns it;
 the regret term, linear in the values, learns their means).
 
+With ``field`` (``--rollout-field``, another network), the field plays some seats
+of every deal (``field_seats``: the learner alone against it, or it alone
+against the learner, at every seat in turn, as ``training/benchmark.py``'s field
+lineups seat two players), in the games and in every rollout, and only the
+other seats' decisions are kept: the rounds learn a best response to that field
+rather than to the network itself.
+
 Every position is evaluated at once with the others waiting in its lockstep
 group: the deals of a group (``GROUP``, one table) advance to their next real
 decision, the worlds × candidates of all of them become one ``BatchDeals``
