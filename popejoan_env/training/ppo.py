@@ -451,23 +451,19 @@ def check_start_model(args: Args, setup: Setup) -> None:
 
 
 def field_policy(args: Args, setup: Setup) -> Any:
-    """The network of --rollout-field, refused in one line unless it reads this run's observations and was
-    trained for every table and preset of the run."""
+    """The network of --rollout-field, refused in one line unless it reads this package's observations
+    (``load_policy`` checks its metadata) and was trained for every table and preset of the run."""
     try:
         policy = load_policy(args.rollout_field)
         for rules in setup.presets:
             policy.check(rules)
     except PopeJoanError as err:
         raise PopeJoanError(f"--rollout-field: {err}") from None
-    theirs, mine = read_metadata(args.rollout_field), metadata(args, setup, 0)
-    if theirs.get("obs_version") != mine.get("obs_version"):
-        raise PopeJoanError(f"--rollout-field {args.rollout_field} reads observations of version "
-                            f"{theirs.get('obs_version')!r}, this run's are {mine.get('obs_version')!r}")
-    missing = [n for n in setup.table_sizes if n not in theirs.get("players", ())]
+    sizes = policy.metadata["players"]
+    missing = [n for n in setup.table_sizes if n not in sizes]
     if missing:
-        raise PopeJoanError(f"--rollout-field {args.rollout_field} was trained for "
-                            f"{', '.join(map(str, theirs.get('players', ())))} seats, not "
-                            f"{', '.join(map(str, missing))}")
+        raise PopeJoanError(f"--rollout-field {args.rollout_field} was trained for {', '.join(map(str, sizes))} "
+                            f"seats, not {', '.join(map(str, missing))}")
     return policy
 
 
@@ -841,8 +837,9 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
         if sha != now:
             raise ResumeError(f"--resume: {args.start_model} is not the file this run started from (SHA-256 "
                               f"{str(sha)[:16]}…, the file now {now[:16]}…)")
-    for done in resumed.done[1:] if resumed is not None and args.rollout_field else ():  # the same field throughout
-        sha, now = done["record"].get("field_sha256"), file_sha256(args.rollout_field)
+    field_sha = file_sha256(args.rollout_field) if resumed is not None and args.rollout_field else ""
+    for done in resumed.done[1:] if field_sha else ():  # the same field throughout
+        sha, now = done["record"].get("field_sha256"), field_sha
         if sha != now:
             raise ResumeError(f"--resume: {args.rollout_field} is not the field this run's round {done['round']} "
                               f"played against (SHA-256 {str(sha)[:16]}…, the file now {now[:16]}…)")

@@ -174,7 +174,7 @@ def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, 
                 view = seat_view(deal, deal.to_act)
                 waiting.append((d, deal, view, lead_candidates(view)))
         for (d, deal), card in zip(theirs, network_cards(field, [deal for _, deal in theirs]) if theirs else []):
-            if belief == "leads" and seat_view(deal, deal.to_act).forced < 0:
+            if belief == "leads" and deal.forced < 0:
                 leads[d].append(Lead(deal.to_act, encode(deal, deal.to_act), card, len(deal.plays)))
             deal.play(card)
         asked = [(d, deal, view, cands) for d, deal, view, cands in waiting if len(cands) > 1]
