@@ -839,10 +839,10 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
                               f"{str(sha)[:16]}…, the file now {now[:16]}…)")
     field_sha = file_sha256(args.rollout_field) if resumed is not None and args.rollout_field else ""
     for done in resumed.done[1:] if field_sha else ():  # the same field throughout
-        sha, now = done["record"].get("field_sha256"), field_sha
-        if sha != now:
+        sha = done["record"].get("field_sha256")
+        if sha != field_sha:
             raise ResumeError(f"--resume: {args.rollout_field} is not the field this run's round {done['round']} "
-                              f"played against (SHA-256 {str(sha)[:16]}…, the file now {now[:16]}…)")
+                              f"played against (SHA-256 {str(sha)[:16]}…, the file now {field_sha[:16]}…)")
     ckpt_dir = os.path.join(run_dir, "checkpoints")
     clear_run(run_dir)
     os.makedirs(ckpt_dir, exist_ok=True)
