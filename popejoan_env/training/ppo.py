@@ -826,23 +826,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return train(args, setup, argv)
 
 
+def held_to(path: str, done: list[dict[str, Any]], key: str, what: str) -> None:
+    """Refuse a resume whose file at ``path`` is not the one each finished round recorded under ``key``."""
+    sha = file_sha256(path) if path and done else ""
+    for finished in done if sha else ():
+        if finished["record"].get(key) != sha:
+            raise ResumeError(f"--resume: {path} is not {what.format(finished['round'])} (SHA-256 "
+                              f"{str(finished['record'].get(key))[:16]}…, the file now {sha[:16]}…)")
+
+
 def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
     """The run of ``main``, once its flags are checked."""
     run_dir = make_run_dir(args.output_dir, args.run_name)
     check_place(run_dir)  # the rounds' files can be written (checked before anything is removed or played)
     # checked before anything is removed, its last network against the one these flags build
     resumed = Rounds.resume(run_dir, args, metadata(args, setup, 0)) if args.resume else None
-    if resumed is not None and args.start_model:  # the run's rounds grew from the file that is there now
-        sha, now = resumed.done[0]["record"].get("start_sha256"), file_sha256(args.start_model)
-        if sha != now:
-            raise ResumeError(f"--resume: {args.start_model} is not the file this run started from (SHA-256 "
-                              f"{str(sha)[:16]}…, the file now {now[:16]}…)")
-    field_sha = file_sha256(args.rollout_field) if resumed is not None and args.rollout_field else ""
-    for done in resumed.done[1:] if field_sha else ():  # the same field throughout
-        sha = done["record"].get("field_sha256")
-        if sha != field_sha:
-            raise ResumeError(f"--resume: {args.rollout_field} is not the field this run's round {done['round']} "
-                              f"played against (SHA-256 {str(sha)[:16]}…, the file now {field_sha[:16]}…)")
+    if resumed is not None:  # the files the run's rounds grew from are the files there now
+        held_to(args.start_model, resumed.done[:1], "start_sha256", "the file this run started from")
+        held_to(args.rollout_field, resumed.done[1:], "field_sha256", "the field this run's round {} played against")
     ckpt_dir = os.path.join(run_dir, "checkpoints")
     clear_run(run_dir)
     os.makedirs(ckpt_dir, exist_ok=True)
