@@ -1514,6 +1514,25 @@ def test_a_refused_combination_writes_nothing(tmp_path: pathlib.Path, capsys: py
     assert sorted(p.name for p in run.iterdir()) == ["model.zip"]  # the earlier run is not cleared
 
 
+def test_a_run_without_evaluations_leaves_no_earlier_learning_curve(tmp_path: pathlib.Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: a run with no evaluation that replaced an earlier one of the same name kept its learning_curve.png,
+    a chart of another run beside the new model."""
+    pytest.importorskip("sb3_contrib", reason="pip install -e '.[train]'")
+    run = tmp_path / "models" / "mine"
+    run.mkdir(parents=True)
+    for name in ("model.zip", "run.json", "learning_curve.png"):
+        (run / name).write_bytes(b"an earlier run's " + name.encode())
+    status, _, err = run_main(["train", "--run-name", "mine", "--output-dir", str(tmp_path / "models"),
+                               "--imitate-deals", "20", "--rounds", "0", "--actor", "mlp", "--net-arch", "16",
+                               "--eval-interval", "0", "--final-eval-deals", "0", "--imitate-workers", "1",
+                               "--no-progress", "--no-tensorboard"], capsys)
+    assert status == 0, err
+    assert not (run / "learning_curve.png").exists()
+    assert "learning_curve" not in json.loads((run / "run.json").read_text())
+    assert (run / "model.zip").read_bytes()[:2] == b"PK"
+
+
 def test_policy_values_counts_what_the_policies_hold() -> None:
     torch = pytest.importorskip("torch")
     pytest.importorskip("sb3_contrib")

@@ -506,9 +506,10 @@ def policy_spec(args: Args, setup: Setup) -> tuple[Any, dict[str, Any]]:
 
 
 def clear_run(run_dir: str) -> None:
-    """Remove what an earlier run of the same name wrote (model, run.json, checkpoints, logs), nothing else; a
-    directory in the place of one of them is refused before anything is removed."""
-    paths = [path for pattern in ("model.zip", "run.json", "checkpoints/*.zip", "tb/events.out.tfevents.*")
+    """Remove what an earlier run of the same name wrote (model, run.json, learning curve, checkpoints, logs),
+    nothing else; a directory in the place of one of them is refused before anything is removed."""
+    paths = [path for pattern in ("model.zip", "run.json", "learning_curve.png", "checkpoints/*.zip",
+                                  "tb/events.out.tfevents.*")
              for path in glob.glob(os.path.join(run_dir, pattern))]
     for path in paths:
         if os.path.isdir(path) and not os.path.islink(path):
