@@ -143,6 +143,18 @@ def save_png(fig: Any, path: str, dpi: int = 110) -> str:
     return path
 
 
+def remove_stale(path: str) -> bool:
+    """Remove the file ``path`` that an earlier run wrote and this one does not replace (a directory stays);
+    whether there was one."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        return False
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def check_writable(paths: Sequence[str]) -> None:
     """Create the directories of ``paths`` and make sure files can be created there; OutputPathError if not."""
     for path in paths:

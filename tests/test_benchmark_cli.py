@@ -37,6 +37,8 @@ def test_benchmark_writes_its_files_and_is_reproducible_with_a_seed(tmp_path) ->
     second = _run(*common, "--out", str(tmp_path / "b" / "ladder"), "--no-chart")
     assert second.returncode == 0, second.stderr
     assert not (tmp_path / "b" / "ladder.png").exists()
+    again = _run(*common, "--out", str(tmp_path / "a" / "ladder"), "--no-chart")  # before: a's chart stayed
+    assert again.returncode == 0 and not (tmp_path / "a" / "ladder.png").exists(), again.stderr
     a, b = _numbers(tmp_path / "a" / "ladder.json"), _numbers(tmp_path / "b" / "ladder.json")
     assert a == b
     assert a["deals"] == 8 and a["seed"] == 5 and len(a["players"]) == 5

@@ -260,6 +260,8 @@ def test_ratings_of_an_evaluation_rate_the_agent_with_every_opponent_and_draw_a_
     assert sum(row["rating"] for row in table["rows"]) == pytest.approx(0, abs=1e-9)
     assert os.path.getsize(out + ".ratings.png") > 1000 and not os.path.exists(out + ".ratings-3p.state.json")
     assert "--ratings 3" in rep["command"]
+    evaluate_agent("stops_first", deals=50, opponents="random,lowest", out=out)  # the same report, without ratings
+    assert not os.path.exists(out + ".ratings.png")  # before: the earlier evaluation's chart stayed beside it
 
 
 def test_every_text_of_the_ratings_chart_lies_inside_the_figure(monkeypatch, tmp_path) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from popejoan_env.cli import Integer, file_name
 from popejoan_env.errors import PopeJoanError
+from popejoan_env.files import remove_stale
 from popejoan_env.evaluate import dealset, panel
 from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 
@@ -58,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ratings", default=None, metavar="SEATS",
                         help="also play every pair of the opponents on the same deals at these table sizes (a comma "
                              "list, e.g. 4 or 3,4,6) and rate the agent and the opponents together (report section "
-                             "and PREFIX.ratings.png)")
+                             "and PREFIX.ratings.png; without it an earlier PREFIX.ratings.png is removed)")
     parser.add_argument("--aivat", action="store_true",
                         help="also correct each margin for the random choices of the players that make them (random, "
                              "pimc, pimc_net: AIVAT with a rollout value, as one more control variate); one process, "
@@ -196,6 +197,8 @@ def evaluate_agent(agent: str, *, preset: str = "modern", seats: int = 4, deals:
             rating.write_chart({int(n): t for n, t in rated.items()},
                                f"Ratings: {agent}, rules {preset}, {deals} deals of {dealset.VERSION}",
                                out + ".ratings.png")
+        else:  # an earlier evaluation's ratings chart must not stand beside this report
+            remove_stale(out + ".ratings.png")
         for path in state_paths.values():
             if path and os.path.exists(path):
                 os.remove(path)

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from popejoan_env.files import check_writable, save_png, write_atomic
+from popejoan_env.files import check_writable, remove_stale, save_png, write_atomic
 from popejoan_env.rules import COMPARTMENTS
 
 
@@ -168,11 +168,14 @@ def check_output(prefix: str, chart: bool = True) -> None:
 
 
 def save(result: Figures, prefix: str, chart: bool = True) -> list[str]:
-    """Write ``prefix.json``, ``prefix.md`` and (with ``chart``) ``prefix.png`` atomically; returns the paths."""
+    """Write ``prefix.json``, ``prefix.md`` and (with ``chart``) ``prefix.png`` atomically, else remove an earlier
+    ``prefix.png``; returns the paths written."""
     paths = output_paths(prefix, chart)
     os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
     write_atomic(paths[0], result.to_json() + "\n")
     write_atomic(paths[1], markdown(result))
     if chart:
         write_chart(result, paths[2])
+    else:  # an earlier tournament's chart must not stand beside these figures
+        remove_stale(prefix + ".png")
     return paths

@@ -132,7 +132,7 @@ class TournamentResult:
         reports.write_chart(self, path)
 
     def save(self, prefix: str, chart: bool = True) -> list[str]:
-        """Write ``prefix.json``, ``prefix.md`` and (with ``chart``) ``prefix.png`` atomically; returns the paths."""
+        """Write ``prefix.json``, ``prefix.md`` and (with ``chart``) ``prefix.png`` (``reports.save``); the paths."""
         return reports.save(self, prefix, chart)
 
 

@@ -71,7 +71,7 @@ class Args:
                                     "head (ray start --head, port 6379) or ray://HOST:10001; default: start a local "
                                     "Ray", type=str, metavar="ADDRESS")
     out: str = arg("benchmarks/results/ladder", "output prefix: writes OUT.json, OUT.md and OUT.png")
-    chart: bool = arg(True, "write OUT.png, the chart (--no-chart: skip it)")
+    chart: bool = arg(True, "write OUT.png, the chart (--no-chart: none, and an earlier OUT.png is removed)")
     progress: bool = arg(True, "show a progress bar")
 
 
