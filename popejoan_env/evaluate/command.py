@@ -17,8 +17,8 @@ from typing import Any
 
 from popejoan_env.cli import Integer, file_name
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.files import remove_stale
 from popejoan_env.evaluate import dealset, panel
+from popejoan_env.files import remove_stale
 from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 
 BACKENDS = ("local", "ray")

@@ -172,10 +172,10 @@ def save(result: Figures, prefix: str, chart: bool = True) -> list[str]:
     ``prefix.png``; returns the paths written."""
     paths = output_paths(prefix, chart)
     os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
+    if not chart:  # an earlier tournament's chart must not stand beside these figures
+        remove_stale(prefix + ".png")
     write_atomic(paths[0], result.to_json() + "\n")
     write_atomic(paths[1], markdown(result))
     if chart:
         write_chart(result, paths[2])
-    else:  # an earlier tournament's chart must not stand beside these figures
-        remove_stale(prefix + ".png")
     return paths
