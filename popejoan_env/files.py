@@ -143,16 +143,14 @@ def save_png(fig: Any, path: str, dpi: int = 110) -> str:
     return path
 
 
-def remove_stale(path: str) -> bool:
-    """Remove the file ``path`` that an earlier run wrote and this one does not replace (a directory stays);
-    whether there was one."""
+def remove_stale(path: str) -> None:
+    """Remove the file ``path`` that an earlier run wrote and this one does not replace (a directory stays)."""
     if os.path.isdir(path) and not os.path.islink(path):
-        return False
+        return
     try:
         os.remove(path)
     except FileNotFoundError:
-        return False
-    return True
+        pass
 
 
 def check_writable(paths: Sequence[str]) -> None:
