@@ -10,7 +10,7 @@ import argparse
 import math
 import signal
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from popejoan_env.checks import MAX_EPISODE_DEALS, MAX_REWARD_SCALE
 
@@ -53,13 +53,32 @@ def _worker_starts() -> None:
     one_blas_thread()
 
 
+_asked: list[bool] = []
+_shared: list[Any] = []
+
+
+def first_in_command() -> bool:
+    """True the first time this command asks, in its own process or a worker ``fork_pool`` forked, and False
+    after: a notice every worker would give (numba compiling, in each) is given once."""
+    first = not _asked
+    if _shared:
+        with _shared[0].get_lock():
+            first = not _shared[0].value
+            _shared[0].value = 1
+    _asked[:] = [True]
+    return first
+
+
 def fork_pool(workers: int) -> multiprocessing.pool.Pool:
     """A pool of ``workers`` forked processes that leave Ctrl-C to the command (``leave_interrupts_to_parent``)
     and run BLAS on one thread each (``one_blas_thread``); leaving its ``with`` on an error or a Ctrl-C
-    terminates them."""
+    terminates them. They share ``first_in_command``'s answer with the command."""
     import multiprocessing
 
-    return multiprocessing.get_context("fork").Pool(workers, initializer=_worker_starts)
+    context = multiprocessing.get_context("fork")
+    if not _shared:
+        _shared.append(context.Value("b", bool(_asked)))
+    return context.Pool(workers, initializer=_worker_starts)
 
 
 class OneLineParser(argparse.ArgumentParser):

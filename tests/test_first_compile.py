@@ -54,6 +54,37 @@ def test_a_function_with_no_cache_is_announced_once_and_a_cached_one_never(tmp_p
     assert changed.stdout.split() == ["False", "43", "True"] and changed.stderr.count(FIRST_COMPILE) == 1
 
 
+WORKERS = """
+import multiprocessing, sys
+from popejoan_env.cli import fork_pool
+from popejoan_env.search import kernel_cache
+import tiny
+
+barrier = multiprocessing.get_context("fork").Barrier(2)
+
+def worker_announces(_):
+    barrier.wait(timeout=60)  # both workers are here: each would compile for itself
+    kernel_cache.announce_first_compile((tiny.next_card,))
+    return kernel_cache.on_disk(tiny.next_card)
+
+if sys.argv[1] == "parent":
+    kernel_cache.announce_first_compile((tiny.next_card,))
+with fork_pool(2) as pool:
+    print(pool.map(worker_announces, [0, 1], chunksize=1))
+"""
+
+
+@pytest.mark.parametrize("parent", ["parent", "workers"])
+def test_the_workers_of_one_command_announce_once_between_them(tmp_path: pathlib.Path, parent: str) -> None:
+    """Two forked workers that each will compile, with or without the command announcing it first: one notice."""
+    (tmp_path / "tiny.py").write_text(TINY)
+    (tmp_path / "run.py").write_text(WORKERS)
+    out = run("", tmp_path, "run.py", parent)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[False,", "False]"], "neither worker found code on disk"
+    assert out.stderr.count(FIRST_COMPILE) == 1
+
+
 @pytest.mark.slow
 def test_play_announces_pimcs_first_compilation_and_only_the_first(tmp_path: pathlib.Path) -> None:
     """A fresh install's first pimc game (an empty numba cache): the notice, then the game; then no notice."""

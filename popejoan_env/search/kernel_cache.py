@@ -6,8 +6,9 @@ keeps a stamp of the other modules (modification time and size) beside the cache
 when it differs; they compile again, once.
 
 A first compilation takes a while (the first ``pimc`` game of a fresh install ~20 s on 2 cores, the batch
-engine's ~14 s): ``announce_first_compile`` says so on the ``popejoan`` logger before it starts, once per process,
-so a command that waits says why (with no logging set up, Python prints a warning of it on stderr).
+engine's ~14 s): ``announce_first_compile`` says so on the ``popejoan`` logger before it starts, once per command
+(its process and the workers it forks, ``cli.first_in_command``), so a command that waits says why (with no logging
+set up, Python prints a warning of it on stderr).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import os
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
+
+from popejoan_env.cli import first_in_command
 
 
 def drop_stale(functions: Sequence[Any], sources: Sequence[ModuleType], stamp_name: str) -> None:
@@ -66,7 +69,7 @@ def on_disk(function: Any) -> bool | None:
 
 
 def announce_first_compile(functions: Sequence[Any]) -> None:
-    """Log ``FIRST_COMPILE`` once per process if a function of ``functions`` will compile on its first call
+    """Log ``FIRST_COMPILE`` once per command if a function of ``functions`` will compile on its first call
     (cheap after the first call for the same functions: the callers run it before every compiled call)."""
     if _announced:
         return
@@ -76,4 +79,5 @@ def announce_first_compile(functions: Sequence[Any]) -> None:
     _seen.add(key)
     if any(on_disk(function) is False and not function.signatures for function in functions):
         _announced.append(True)
-        log.warning(FIRST_COMPILE)
+        if first_in_command():
+            log.warning(FIRST_COMPILE)
