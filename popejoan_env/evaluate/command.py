@@ -200,8 +200,8 @@ def evaluate_agent(agent: str, *, preset: str = "modern", seats: int = 4, deals:
         else:  # an earlier evaluation's ratings chart must not stand beside this report
             remove_stale(out + ".ratings.png")
         for path in state_paths.values():
-            if path and os.path.exists(path):
-                os.remove(path)
+            if path:
+                remove_stale(path)
     return result
 
 
