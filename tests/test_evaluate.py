@@ -18,7 +18,7 @@ from popejoan_env.cards import mask_of
 from popejoan_env.engine import Deal, deal_cards
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.evaluate import dealset, panel, ratings, report, runner, variance
-from popejoan_env.evaluate.command import canonical_command, evaluate_agent
+from popejoan_env.evaluate.command import canonical_command, default_prefix, evaluate_agent
 from popejoan_env.players import PimcPlayer, UnknownPlayerError, make_player
 from popejoan_env.rules import Rules
 
@@ -171,6 +171,18 @@ def test_a_state_file_of_another_evaluation_is_refused(tmp_path: os.PathLike[str
                        on_block=lambda n, b: (_ for _ in ()).throw(KeyboardInterrupt))
     with pytest.raises(PopeJoanError, match="other settings"):
         evaluate_agent("random", deals=100, opponents="random", out=out)
+
+
+def test_two_runs_model_files_get_reports_of_their_own_by_default() -> None:
+    # Every training run saves model.zip: named by its stem alone, the second evaluation replaced the first's report
+    # (and, run side by side, the two shared one state file).
+    quick = default_prefix(os.path.join("models", "quick", "model.zip"), "modern", 4, 200)
+    other = default_prefix(os.path.join("runs", "seed2", "model.zip"), "modern", 4, 200)
+    assert quick == os.path.join("evaluations", "quick-model_modern_4p_200")
+    assert other == os.path.join("evaluations", "seed2-model_modern_4p_200")
+    assert default_prefix("model.zip", "modern", 4, 200) == os.path.join("evaluations", "model_modern_4p_200")
+    assert default_prefix("pimc:samples=64", "victorian", 6, 2000) == os.path.join(
+        "evaluations", "pimc-samples-64_victorian_6p_2000")
 
 
 @pytest.mark.parametrize(("argv", "says"), [

@@ -68,9 +68,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def agent_name(agent: str) -> str:
-    """A file-name-safe name for an agent spec: a model file's stem, else the spec with odd characters as ``-``."""
-    name = os.path.splitext(os.path.basename(agent.rstrip("/\\")))[0] if os.sep in agent or agent.endswith(".zip") \
-        else agent
+    """A file-name-safe name for an agent spec: a model file's directory and stem (``models/quick/model.zip``:
+    ``quick-model``, so two runs' ``model.zip`` do not share a report), else the spec with odd characters as ``-``."""
+    name = agent
+    if os.sep in agent or "/" in agent or agent.endswith(".zip"):
+        path = agent.rstrip("/\\")
+        stem = os.path.splitext(os.path.basename(path))[0]
+        parent = os.path.basename(os.path.dirname(path)).strip(".")
+        name = f"{parent}-{stem}" if parent else stem
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "agent"
 
 
