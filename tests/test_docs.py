@@ -59,6 +59,44 @@ def test_every_relative_link_of_the_readme_is_a_file_of_the_repository() -> None
         assert path.is_file(), f"README.md links {link}, which is not a file of the repository"
 
 
+def github_anchors(page: pathlib.Path) -> set[str]:
+    """The anchors GitHub gives a Markdown page's headings (lower case, punctuation but ``-`` and ``_`` dropped,
+    spaces as ``-``, ``-1``, ``-2`` after repeats), read through a page that only includes another (a model card)."""
+    text = page.read_text()
+    included = re.match(r"```\{include\} (\S+)", text)
+    if included:
+        return github_anchors((page.parent / included.group(1)).resolve())
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    fenced = False
+    for line in text.splitlines():
+        fenced ^= line.startswith("```")
+        heading = re.match(r"#{1,6}\s+(.*)$", line)
+        if heading and not fenced:
+            slug = re.sub(r"[^\w\- ]", "", heading.group(1).strip().lower()).replace(" ", "-")
+            found.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+            seen[slug] = seen.get(slug, 0) + 1
+    return found
+
+
+def test_every_anchor_of_a_markdown_link_is_a_heading_of_its_page_as_github_names_it() -> None:
+    # The site builder gives a heading a second id of its own ("panel-2" for "panel/2"): a link to that one
+    # built and landed in the site, and on GitHub landed at the top of the page.
+    pages = [README, *sorted(DOCS.glob("**/*.md")), *sorted((ROOT / "models").glob("**/*.md"))]
+    checked = 0
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            path, _, anchor = target.partition("#")
+            if not anchor or re.match(r"(https?:|mailto:)", target) or not path.endswith((".md", "")):
+                continue
+            linked = (page.parent / urllib.parse.unquote(path)).resolve() if path else page
+            if linked.suffix != ".md":
+                continue
+            assert anchor in github_anchors(linked), f"{page.relative_to(ROOT)} links {target}: no such heading"
+            checked += 1
+    assert checked >= 50
+
+
 def test_the_readme_env_example_runs_and_prints_each_seats_counters() -> None:
     code = block_after("env-example")
     assert len([line for line in code.splitlines() if line.strip()]) <= 10
