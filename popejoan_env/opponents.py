@@ -75,8 +75,9 @@ def parse_mix(mix: str | Mapping[str, float] | Sequence[str]) -> list[tuple[str,
         raise OpponentMixError(f"opponents mix {brief(mix)} names a player twice")
     bad = [(n, w) for n, w in items if not np.isfinite(w) or w < 0]
     total = sum(w for _, w in items)
-    if bad or total <= 0:
-        raise OpponentMixError(f"opponents mix {brief(mix)}: weights must be non-negative numbers with a positive sum")
+    if bad or not 0 < total < np.inf:  # finite weights can add up to inf (1e308 twice): every share would be 0 or NaN
+        raise OpponentMixError(f"opponents mix {brief(mix)}: weights must be non-negative numbers with a positive, "
+                               "finite sum")
     return [(n, w / total) for n, w in items if w > 0]
 
 

@@ -159,8 +159,13 @@ def test_opponent_mix_parsing_and_errors() -> None:
     assert parse_mix(["random", "lowest"]) == [("random", 0.5), ("lowest", 0.5)]
     with pytest.raises(OpponentMixError, match="not a number"):
         parse_mix("random:lots")
-    with pytest.raises(OpponentMixError, match="positive sum"):
+    with pytest.raises(OpponentMixError, match="positive, finite sum"):
         parse_mix("random:0")
+    # Each weight finite, their sum not: the shares were 0 and the draw table NaN (a traceback, or a silent
+    # batch env drawing from NaN).
+    with pytest.raises(OpponentMixError, match="finite sum"):
+        parse_mix("random:1e308,lowest:1e308")
+    assert parse_mix("random:1e307,lowest:3e307") == [("random", 0.25), ("lowest", 0.75)]
     with pytest.raises(OpponentMixError, match="twice"):
         parse_mix("random,random")
     with pytest.raises(PopeJoanError, match="nobody|unknown player"):
