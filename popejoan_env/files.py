@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from types import FrameType
 from typing import Any
 
+from popejoan_env.checks import brief
 from popejoan_env.errors import PopeJoanError
 
 CLEANUP_SIGNALS: tuple[signal.Signals, ...] = tuple(
@@ -153,9 +154,24 @@ def remove_stale(path: str) -> None:
         pass
 
 
+def names_no_file(path: str) -> bool:
+    """True when the last part of ``path`` is no file's name: empty (``''``, ``dir/``), ``.``, ``..`` or blanks."""
+    return os.path.basename(path).strip() in ("", ".", "..")
+
+
+def check_prefix(prefix: str) -> None:
+    """Refuse a report prefix (``PREFIX.json``, ``PREFIX.md``, ...) that names no file: ``--out /`` wrote ``/.json``,
+    ``--out .`` ``..json``, both hidden files; OutputPathError."""
+    if names_no_file(prefix):
+        raise OutputPathError(f"cannot write reports to {brief(prefix)}: it ends in no name for the reports' files to "
+                              "start with (e.g. results/ladder)")
+
+
 def check_writable(paths: Sequence[str]) -> None:
     """Create the directories of ``paths`` and make sure files can be created there; OutputPathError if not."""
     for path in paths:
+        if names_no_file(path):
+            raise OutputPathError(f"cannot write {brief(path)}: it ends in no file name")
         if os.path.isdir(path):
             raise OutputPathError(f"cannot write {path}: it is a directory")
     for path in paths:

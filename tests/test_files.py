@@ -52,6 +52,27 @@ def test_check_writable_creates_directories_and_refuses_impossible_ones(tmp_path
         check_writable(["/proc/version.json"])
 
 
+@pytest.mark.parametrize("out", ["", "   ", ".", "..", "adir/", "/"])
+def test_a_path_or_prefix_that_ends_in_no_name_is_refused_and_nothing_is_written(tmp_path, monkeypatch, out) -> None:
+    # `popejoan benchmark --out /` wrote /.json, /.md and /.png; `--out .` ..json; a model path '' ./.zip.
+    from popejoan_env.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OutputPathError, match="ends in no file name"):
+        check_writable([out])
+    with pytest.raises(OutputPathError, match="ends in no name"):
+        files.check_prefix(out)
+    for argv in (["benchmark", "--no-progress", "--deals", "2", "--players", "random,lowest", "--out", out],
+                 ["evaluate", "random", "--deals", "50", "--opponents", "lowest", "--quiet", "--out", out]):
+        try:
+            status = main(argv)
+        except SystemExit as exit_:  # benchmark's flags are refused by its parser
+            status = exit_.code
+        assert status == 2, argv
+    assert not os.listdir(tmp_path)
+    files.check_prefix("results/ladder")  # a name: accepted
+
+
 # ------------------------------------------------------------------ temporary files: unpredictable, exclusive
 def test_temporary_names_are_unpredictable_and_the_file_exists_before_it_is_handed_out(tmp_path) -> None:
     names = set()

@@ -148,7 +148,7 @@ def evaluate_agent(agent: str, *, preset: str = "modern", seats: int = 4, deals:
     from popejoan_env.evaluate import ratings as rating
     from popejoan_env.envs import register_for
     from popejoan_env.evaluate import report, runner, variance
-    from popejoan_env.files import check_writable
+    from popejoan_env.files import check_prefix, check_writable
     from popejoan_env.players import make_player
     from popejoan_env.rules import check_players
     from popejoan_env.tournament import check_settings
@@ -165,6 +165,8 @@ def evaluate_agent(agent: str, *, preset: str = "modern", seats: int = 4, deals:
     make_player(agent)  # an agent that cannot be built is refused before any work
     if sizes and len(chosen) < 2:
         raise PopeJoanError("ratings need at least two opponents (every pair of them is played)")
+    if out is not None:
+        check_prefix(out)
     where = report.paths(out) if out is not None else None
     tables = [seats, *(n for n in sizes if n != seats)]
     state_paths = {n: (where["state"] if n == seats else f"{out}.ratings-{n}p.state.json") if where else None

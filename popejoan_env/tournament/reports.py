@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from popejoan_env.files import check_writable, remove_stale, save_png, write_atomic
+from popejoan_env.files import check_prefix, check_writable, remove_stale, save_png, write_atomic
 from popejoan_env.rules import COMPARTMENTS
 
 
@@ -164,6 +164,7 @@ def output_paths(prefix: str, chart: bool = True) -> list[str]:
 
 def check_output(prefix: str, chart: bool = True) -> None:
     """Create the directory of ``prefix`` and make sure ``save`` can write there; OutputPathError if not."""
+    check_prefix(prefix)
     check_writable(output_paths(prefix, chart))
 
 
