@@ -192,6 +192,7 @@ def test_two_runs_model_files_get_reports_of_their_own_by_default() -> None:
     (["evaluate", "no_such_player", "--quick"], "unknown player"),
     (["evaluate", "stops_first", "--quick", "--address", "auto"], "--backend ray"),
     (["evaluate", "stops_first", "--quick", "--preset", "napoleonic"], "napoleonic"),
+    (["evaluate", "stops_first", "--quick", "--ratings", "9"], "--ratings: players must be an integer from 3 to 8"),
     (["exploit", "stops_first", "--deals", "75"], "multiple of 50"),
     (["exploit", "no_such_player"], "unknown player"),
 ])

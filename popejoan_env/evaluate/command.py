@@ -111,7 +111,10 @@ def parse_ratings(text: str | None) -> list[int]:
     if not sizes or len(set(sizes)) != len(sizes):
         raise PopeJoanError(f"--ratings takes one or more different table sizes, got {text!r}")
     for n in sizes:
-        check_players(n)
+        try:
+            check_players(n)
+        except PopeJoanError as err:
+            raise PopeJoanError(f"--ratings: {err}") from None
     return sizes
 
 
