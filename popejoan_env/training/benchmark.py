@@ -2,10 +2,10 @@
 
 ::
 
-    python training/benchmark.py                       # the scripted ladder, 500 deals, a couple of minutes
+    python training/benchmark.py                       # the scripted ladder, 500 deals, ~8 s on 2 cores
     python training/benchmark.py --players random,lowest,stops_first,pool_hunter,pimc \\
         --deals 2000 --seed 1 --preset modern --seats 4 --out benchmarks/results/ladder
-    python training/benchmark.py --players models/ppo_modern_4p.zip,stops_first --deals 2000
+    python training/benchmark.py --players models/ppo_modern_4p/model.zip,stops_first --deals 2000
     python training/benchmark.py --backend ray --address auto   # deals as Ray tasks on a running cluster
 
 Every deal is replayed with every seating rotation (see ``popejoan_env.tournament``
