@@ -220,6 +220,11 @@ def _check_out(path: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         # check_writable would create it; a typo in --out should not make directories.
+        part = os.path.dirname(path)
+        while part and not os.path.lexists(part) and os.path.dirname(part) != part:
+            part = os.path.dirname(part)  # up to the nearest that exists: a file there is the mistake to name
+        if part and os.path.exists(part) and not os.path.isdir(part):
+            raise UsageError(f"--out {path}: {part} is a file, not a directory")
         raise UsageError(f"--out {path}: No such file or directory: {os.path.dirname(path) or folder}")
     check_writable([path])
 
@@ -265,6 +270,11 @@ def run_verify(args: argparse.Namespace) -> int:
                 print(f"{err}", file=sys.stderr)
                 if not args.keep_going:
                     return 1
+            except OSError as err:
+                if isinstance(err, BrokenPipeError) or err.filename is not None:
+                    raise
+                # A read that failed once the file was open (EIO from /proc/self/mem, a bad disk) names no file.
+                raise OSError(err.errno, err.strerror or str(err), path) from None
     finally:
         progress.close()
     files = f" in {len(args.files)} files" if len(args.files) > 1 else ""
@@ -291,6 +301,7 @@ def _add_play_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_play(args: argparse.Namespace) -> int:
     """Play at a terminal against scripted players or a model; forced cards are played for everyone."""
+    from popejoan_env.envs import register_for
     from popejoan_env.envs.pettingzoo_aec import raw_env
     from popejoan_env.players import make_player
     from popejoan_env.players.base import ask
@@ -303,6 +314,7 @@ def run_play(args: argparse.Namespace) -> int:
     game = raw_env(players=args.players, rules=rules, render_mode="ansi", auto_forced=True, deals=args.deals)
     game.reset(seed=args.seed)
     you = f"player_{args.seat}"
+    register_for([args.opponents])  # the adapters the opponents may need (an openspiel_* player's game)
     seats = {agent: make_player(args.opponents, seed=i) for i, agent in enumerate(game.possible_agents)}
     seats[you] = HumanPlayer(show_view=False)  # the rendered table below shows more
     totals = {agent: 0.0 for agent in game.possible_agents}

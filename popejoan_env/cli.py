@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import signal
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from popejoan_env.checks import MAX_EPISODE_DEALS, MAX_REWARD_SCALE
@@ -81,8 +83,58 @@ def fork_pool(workers: int) -> multiprocessing.pool.Pool:
     return context.Pool(workers, initializer=_worker_starts)
 
 
+_NEGATIVE = re.compile(r"-\.?\d")
+"""The start of a negative number: a value, not an option."""
+NUMBER_LIST = "number_list"
+"""The ``action`` of a flag whose value is a comma list of numbers that may start with '-' (``--balance-range
+-24,72``): ``OneLineParser`` reads ``--flag -24,72`` as ``--flag=-24,72``, where argparse alone takes ``-24,72`` for
+an option and says the flag has no value.  The value is kept as the text given."""
+
+
+class _NumberList(argparse.Action):
+    """Store a ``NUMBER_LIST`` flag's value as given (the command checks its numbers, naming the flag)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        """Set the flag's destination to its text."""
+        setattr(namespace, self.dest, values)
+
+
 class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose every refusal is one line on stderr and exit status 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.number_list_flags: set[str] = set()
+        # Registered with the parser, whose argument groups share its registry: a flag of a group is known too.
+        self.register("action", NUMBER_LIST, self._number_list)
+
+    def _number_list(self, **kwargs: Any) -> argparse.Action:
+        """A ``NUMBER_LIST`` flag's action, its option strings noted for ``parse_known_args``."""
+        action = _NumberList(**kwargs)
+        self.number_list_flags.update(action.option_strings)
+        return action
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        """argparse's, with ``--flag -24,72`` of a ``NUMBER_LIST`` flag joined into ``--flag=-24,72``."""
+        argv = list(sys.argv[1:] if args is None else args)
+        joined: list[str] = []
+        i = 0
+        while i < len(argv):
+            token = argv[i]
+            if token == "--":  # what follows is positional, left as it is
+                joined.extend(argv[i:])
+                break
+            after = argv[i + 1] if i + 1 < len(argv) else None
+            # A value of '-' then a digit (or '.digit') is never an option here: no flag is a short '-<digit>'.
+            if token in self.number_list_flags and isinstance(after, str) and _NEGATIVE.match(after):
+                joined.append(f"{token}={after}")
+                i += 2
+                continue
+            joined.append(token)
+            i += 1
+        return super().parse_known_args(joined, namespace)
 
     def error(self, message: str) -> NoReturn:
         """Print ``prog: error: message`` on one line and exit with status 2."""

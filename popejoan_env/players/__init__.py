@@ -103,6 +103,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | float | str]]:
                     "link it) without the comma") if item.endswith(".zip") or "/" in item else ""
             raise UnknownPlayerError(f"player spec {brief(spec, 200)}: parameter {brief(item, 200)} is not "
                                      f"key=value{hint}")
+        if key.strip() in params:  # else the last would silently win, as exploit: refuses too
+            raise UnknownPlayerError(f"player spec {brief(spec, 200)}: parameter {key.strip()!r} given twice")
         params[key.strip()] = _number(value.strip())
     return name, params
 

@@ -68,9 +68,11 @@ def main(argv: list[str] | None = None) -> None:
     """Run the chosen set-ups and print a table of learner steps per second."""
     args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
     chosen = [s.strip() for s in args.setups.split(",") if s.strip()]
+    if not chosen:
+        refuse(f"--setups needs at least one set-up, got {args.setups!r}; choose from {', '.join(SETUPS)}")
     unknown = [s for s in chosen if s not in SETUPS]
-    if unknown or not chosen:
-        refuse(f"unknown set-up(s) {unknown}; choose from {', '.join(SETUPS)}")
+    if unknown:
+        refuse(f"--setups: unknown set-up(s) {unknown}; choose from {', '.join(SETUPS)}")
     rows = []
     with tempfile.TemporaryDirectory() as out:
         for key in chosen:

@@ -72,7 +72,7 @@ from popejoan_env.envs.gymnasium_env import episode_options, make_vec_env
 from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
 from popejoan_env.cli import (CLIP, COEFFICIENT, EPISODE_DEALS, GRAD_NORM, Integer, Number, PROBABILITY, RATE, SCALE,
                               SEED, THREADS)
-from popejoan_env.cli import fork_pool
+from popejoan_env.cli import NUMBER_LIST, fork_pool
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
@@ -211,7 +211,7 @@ class Args:
     balance_range: str = arg("-24,72",
                              "each seat's starting balance is drawn from this range (the tournament starts deals at 0, "
                              "sessions at 48): balances do not change play, and the network should learn that",
-                             group=RECIPE)
+                             group=RECIPE, action=NUMBER_LIST)  # --balance-range -24,72 reads as a value
 
     # ------------------------------------------------------------------ the network
     actor: str = arg("suits",
@@ -313,9 +313,17 @@ class Setup:
         return self.presets[0]
 
 
-def _ints(text: str) -> list[int]:
-    """The integers of a comma list (``checks.split_list``); a ValueError names the first that is not one."""
-    return [int(x) for x in split_list(text)]
+def _ints(text: str, flag: str) -> list[int]:
+    """The integers of ``flag``'s comma list (``checks.split_list``); a PopeJoanError names the flag and the first
+    item that is not one."""
+    numbers: list[int] = []
+    for item in split_list(text):
+        try:
+            numbers.append(int(item))
+        except ValueError:
+            raise PopeJoanError(f"{flag} takes a comma list of integers: {item!r} is not one "
+                                f"(got {text!r})") from None
+    return numbers
 
 
 def check_args(args: Args) -> Setup:
@@ -328,12 +336,9 @@ def check_args(args: Args) -> Setup:
         raise PopeJoanError(f"--preset {args.preset} (several presets) is for the imitation alone: PPO's "
                             f"environments play one preset, so give --total-timesteps 0 and --imitate-deals > 0 "
                             f"(got {args.total_timesteps} and {args.imitate_deals})")
-    try:
-        table_sizes, net_arch, actor_arch = _ints(args.players), _ints(args.net_arch), _ints(args.actor_arch)
-        balance_range = _ints(args.balance_range) or None
-    except ValueError as err:
-        raise PopeJoanError(f"--players, --net-arch, --actor-arch and --balance-range take comma lists of integers: "
-                            f"{err}") from None
+    table_sizes, net_arch = _ints(args.players, "--players"), _ints(args.net_arch, "--net-arch")
+    actor_arch = _ints(args.actor_arch, "--actor-arch")
+    balance_range = _ints(args.balance_range, "--balance-range") or None
     if balance_range is not None and (len(balance_range) != 2 or balance_range[0] > balance_range[1]):
         raise PopeJoanError(f"--balance-range must be LOW,HIGH with LOW <= HIGH, got {args.balance_range!r}")
     for n in table_sizes:
