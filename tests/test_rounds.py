@@ -194,6 +194,16 @@ def test_a_refused_resume_is_one_line_and_removes_nothing(tmp_path: Path) -> Non
     assert (run / "model.zip").read_bytes() == b"the last run's model", "nothing is removed before the check"
 
 
+def test_a_resume_of_a_run_that_is_not_there_makes_no_directory(tmp_path: Path) -> None:
+    # It was refused in one line after the run's directory, and every missing one above it, had been made.
+    done = subprocess.run([sys.executable, str(ROOT / "training" / "train_ppo.py"), "--output-dir",
+                           str(tmp_path / "new" / "deeper"), "--run-name", "zz", "--resume", "--no-progress"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "--resume:" in done.stderr and "does not exist" in done.stderr
+    assert not os.listdir(tmp_path)
+
+
 @pytest.mark.parametrize("flags, says", [
     (["--rounds", "1", "--rules-option", "pack=small", "--players", "3", "--vec-env", "dummy"], "add --rounds 0"),
     (["--resume", "--imitate-deals", "0"], "--imitate-deals 0 has none"),

@@ -843,10 +843,12 @@ def held_to(path: str, done: list[dict[str, Any]], key: str, what: str) -> None:
 
 def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
     """The run of ``main``, once its flags are checked."""
+    # A run to resume is checked before anything is made, removed or played (a refused --resume of a directory that
+    # is not there made it), its last network against the one these flags build.
+    resumed = Rounds.resume(os.path.join(args.output_dir, args.run_name), args,
+                            metadata(args, setup, 0)) if args.resume else None
     run_dir = make_run_dir(args.output_dir, args.run_name)
     check_place(run_dir)  # the rounds' files can be written (checked before anything is removed or played)
-    # checked before anything is removed, its last network against the one these flags build
-    resumed = Rounds.resume(run_dir, args, metadata(args, setup, 0)) if args.resume else None
     if resumed is not None:  # the files the run's rounds grew from are the files there now
         held_to(args.start_model, resumed.done[:1], "start_sha256", "the file this run started from")
         held_to(args.rollout_field, resumed.done[1:], "field_sha256", "the field this run's round {} played against")
