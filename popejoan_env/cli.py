@@ -7,11 +7,15 @@ Kept out of ``checks`` so that importing the engine does not import argparse.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
 import re
+import secrets
 import signal
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from popejoan_env.checks import MAX_EPISODE_DEALS, MAX_REWARD_SCALE
@@ -57,18 +61,62 @@ def _worker_starts() -> None:
 
 _asked: list[bool] = []
 _shared: list[Any] = []
+COMMAND_TOKEN = "POPEJOAN_COMMAND"
+"""The environment variable naming one command to the Ray workers of its tasks (``command_token``)."""
+_TOKEN = re.compile(r"[0-9a-f]{32}")
 
 
 def first_in_command() -> bool:
-    """True the first time this command asks, in its own process or a worker ``fork_pool`` forked, and False
-    after: a notice every worker would give (numba compiling, in each) is given once."""
+    """True the first time this command asks, in its own process, a worker ``fork_pool`` forked or, on each
+    machine, the Ray workers of its tasks (``command_token``), and False after: a notice every worker would give
+    (numba compiling, in each) is given once."""
     first = not _asked
     if _shared:
         with _shared[0].get_lock():
             first = not _shared[0].value
             _shared[0].value = 1
+    elif first and _TOKEN.fullmatch(os.environ.get(COMMAND_TOKEN, "")):
+        first = _claim(os.environ[COMMAND_TOKEN])
     _asked[:] = [True]
     return first
+
+
+def _marker(token: str) -> str:
+    """The file whose creation claims ``first_in_command`` for command ``token`` on this machine."""
+    return os.path.join(tempfile.gettempdir(), f"popejoan-first-{token}")
+
+
+def _claim(token: str) -> bool:
+    """True for the one process of this machine that creates ``_marker(token)`` (exclusively), False for the
+    others; True when no such file can be made (the notice twice rather than never)."""
+    try:
+        os.close(os.open(_marker(token), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def command_token() -> Iterator[dict[str, str]]:
+    """For the length of a ``with``: the environment variables that make Ray workers share ``first_in_command``
+    with this command (a fresh token, also set here; ``cluster.connected`` gives them to the workers it starts),
+    its claim on this machine made already if the command has asked; the marker removed after."""
+    token = secrets.token_hex(16)
+    before = os.environ.get(COMMAND_TOKEN)
+    os.environ[COMMAND_TOKEN] = token
+    if _asked:  # this command gave its notice already: its workers on this machine stay silent
+        _claim(token)
+    try:
+        yield {COMMAND_TOKEN: token}
+    finally:
+        if before is None:
+            os.environ.pop(COMMAND_TOKEN, None)
+        else:
+            os.environ[COMMAND_TOKEN] = before
+        with contextlib.suppress(OSError):
+            os.remove(_marker(token))
 
 
 def fork_pool(workers: int) -> multiprocessing.pool.Pool:

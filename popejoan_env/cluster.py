@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any, TypeVar
 
+from popejoan_env.cli import command_token
 from popejoan_env.errors import PopeJoanError
 
 RAY_EXTRA = "pip install 'popejoan[ray]'"
@@ -93,25 +94,30 @@ def connected(address: str | None = None, num_cpus: int | None = None) -> Iterat
     address = check_address(address)
     ray = import_ray()
     started = False
-    if not ray.is_initialized():
-        _probe(address)
-        # Ray's own notices (start-up, token authentication) stay quiet: what goes wrong is raised here.
-        options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.ERROR}
-        if address is None:
-            # "local" starts a Ray of our own even when another one runs on this machine (RAY_ADDRESS is not read).
-            options.update(address="local", num_cpus=num_cpus)
-        else:
-            options["address"] = address
+    with contextlib.ExitStack() as stack:
+        if not ray.is_initialized():
+            _probe(address)
+            # Ray's own notices (start-up, token authentication) stay quiet: what goes wrong is raised here. The
+            # workers learn which command they work for, so a notice of theirs is given once a machine.
+            options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.ERROR,
+                                       "runtime_env": {"env_vars": stack.enter_context(command_token())}}
+            if address is None:
+                # "local" starts a Ray of our own even when another one runs on this machine (RAY_ADDRESS is not
+                # read).
+                options.update(address="local", num_cpus=num_cpus)
+            else:
+                options["address"] = address
+            try:
+                ray.init(**options)
+            except (ConnectionError, RuntimeError, TimeoutError, ValueError, ray.exceptions.RayError) as err:
+                raise ClusterError(f"cannot start or join Ray at {address or 'a local Ray'}: "
+                                   f"{_first_line(err)}") from None
+            started = True
         try:
-            ray.init(**options)
-        except (ConnectionError, RuntimeError, TimeoutError, ValueError, ray.exceptions.RayError) as err:
-            raise ClusterError(f"cannot start or join Ray at {address or 'a local Ray'}: {_first_line(err)}") from None
-        started = True
-    try:
-        yield max(1, int(ray.cluster_resources().get("CPU", 1)))
-    finally:
-        if started:
-            ray.shutdown()
+            yield max(1, int(ray.cluster_resources().get("CPU", 1)))
+        finally:
+            if started:
+                ray.shutdown()
 
 
 def map_tasks(

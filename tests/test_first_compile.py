@@ -85,6 +85,43 @@ def test_the_workers_of_one_command_announce_once_between_them(tmp_path: pathlib
     assert out.stderr.count(FIRST_COMPILE) == 1
 
 
+RAY_WORKERS = """
+import os, sys, tempfile, time
+from popejoan_env import cli
+from popejoan_env.cluster import connected, map_tasks
+
+def asks(barrier, item):
+    open(os.path.join(barrier, str(item)), "w").close()
+    deadline = time.time() + 60
+    while len(os.listdir(barrier)) < 2 and time.time() < deadline:  # both tasks running: two worker processes
+        time.sleep(0.05)
+    return os.getpid(), cli.first_in_command()
+
+def markers():
+    return sorted(f for f in os.listdir(tempfile.gettempdir()) if f.startswith("popejoan-first-"))
+
+before = markers()
+if sys.argv[2] == "parent":
+    cli.first_in_command()
+with connected(num_cpus=2):
+    answers = list(map_tasks(asks, sys.argv[1], range(2)))
+print(len({pid for pid, _ in answers}), sum(first for _, first in answers), markers() == before)
+"""
+
+
+@pytest.mark.parametrize(("parent", "workers_first"), [("parent", 0), ("workers", 1)])
+def test_the_ray_workers_of_one_command_share_its_first_time(tmp_path: pathlib.Path, parent: str,
+                                                            workers_first: int) -> None:
+    """Ray workers (their own interpreters, not forked) ask ``first_in_command`` at once: one of them is first,
+    or none when the command asked before; the claim leaves no file behind."""
+    pytest.importorskip("ray")
+    (tmp_path / "barrier").mkdir()
+    (tmp_path / "run.py").write_text(RAY_WORKERS)
+    out = run("", tmp_path, "run.py", str(tmp_path / "barrier"), parent, timeout=180)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", str(workers_first), "True"], out.stdout
+
+
 @pytest.mark.slow
 def test_play_announces_pimcs_first_compilation_and_only_the_first(tmp_path: pathlib.Path) -> None:
     """A fresh install's first pimc game (an empty numba cache): the notice, then the game; then no notice."""
