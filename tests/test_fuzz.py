@@ -677,7 +677,7 @@ def test_train_mappo_networks_are_refused_or_fit_a_model_file(hidden: int, criti
     except PopeJoanError as err:
         assert len(str(err).splitlines()) == 1
         return
-    counted = mappo._mlp_values([mappo.OBS_SIZE, hidden, hidden, 52])
+    counted = mappo.mlp_values([mappo.OBS_SIZE, hidden, hidden, 52])
     assert counted <= MAX_NETWORK_VALUES
     assert counted == sum(p.numel() for p in mappo.Actor(hidden).parameters()) if hidden <= 256 else True
 

@@ -35,12 +35,12 @@ from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player
-from popejoan_env.nets.model_file import model_metadata, save_state_dict
+from popejoan_env.nets.model_file import MAX_NETWORK_VALUES, model_metadata, save_state_dict
 from popejoan_env.nets.policy import load_policy
 from popejoan_env.rules import Rules
 
-from popejoan_env.training.common import (arg, command, evaluate, format_eval, parse_flags, run_script,
-                                          set_torch_threads, write_run_json)
+from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, command, evaluate, format_eval, mlp_values,
+                                          parse_flags, run_script, set_torch_threads, write_run_json)
 
 
 @dataclasses.dataclass
@@ -85,6 +85,26 @@ def check_args(args: Args) -> None:
         raise PopeJoanError("--eval-deals must be 0 or at least 2 (a confidence interval needs 2), got 1")
     for name in split_list(args.eval_opponents):
         make_player(name)  # an unknown opponent is refused before training
+    check_sizes(args)
+
+
+def check_sizes(args: Args) -> None:
+    """Refuse a rollout too small to split into the minibatches asked, or a rollout or network too large to hold,
+    counted before any tensor is allocated."""
+    rollout = args.num_envs * args.num_steps
+    if rollout < 2 * args.num_minibatches:
+        # each minibatch's advantages are normalised by their spread, which a single decision has not (NaN weights)
+        raise PopeJoanError(f"--num-envs {args.num_envs} x --num-steps {args.num_steps} makes rollouts of {rollout:,} "
+                            f"decisions, too few for --num-minibatches {args.num_minibatches:,} of at least 2: "
+                            "num-envs x num-steps must be at least 2 x num-minibatches")
+    if rollout * OBS_SIZE > MAX_ROLLOUT_VALUES:
+        raise PopeJoanError(f"--num-envs {args.num_envs:,} x --num-steps {args.num_steps:,} makes rollouts of "
+                            f"{rollout:,} decisions, {rollout * OBS_SIZE:,} observation values; a rollout holds at "
+                            f"most {MAX_ROLLOUT_VALUES:,} (MAX_ROLLOUT_VALUES): choose fewer")
+    values = mlp_values([OBS_SIZE, args.hidden, args.hidden, 52]) + mlp_values([OBS_SIZE, args.hidden, args.hidden, 1])
+    if values > MAX_NETWORK_VALUES:  # the model file holds the actor and the critic
+        raise PopeJoanError(f"--hidden {args.hidden:,} makes a network of {values:,} values; a model file holds at "
+                            f"most {MAX_NETWORK_VALUES:,} (MAX_NETWORK_VALUES): choose narrower layers")
 
 
 def layer(n_in: int, n_out: int, std: float = float(np.sqrt(2))) -> nn.Linear:
@@ -192,11 +212,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         adv, complete = seat_advantages(rew_buf, val_buf.numpy().astype(np.float64), seat_buf, end_buf,
                                         args.gamma, args.gae_lambda)
         idx = np.flatnonzero(complete.reshape(-1))
+        if len(idx) < 2:  # no advantages to normalise: a rollout too short for any seat to act again
+            print(f"update {update}/{updates} steps {step:,} deals {deals:,}: {len(idx)} complete decision(s), "
+                  "no update", flush=True)
+            continue
         b_obs, b_mask = obs_buf.reshape(-1, OBS_SIZE)[idx], mask_buf.reshape(-1, 52)[idx]
         b_act, b_logp, b_val = act_buf.reshape(-1)[idx], logp_buf.reshape(-1)[idx], val_buf.reshape(-1)[idx]
         b_adv = torch.as_tensor(adv.reshape(-1)[idx], dtype=torch.float32)
         b_ret = b_adv + b_val
-        size = max(1, len(idx) // args.num_minibatches)
+        # at least 2 a minibatch, whose advantages have a spread: fewer minibatches when few decisions are complete
+        size = max(2, len(idx) // args.num_minibatches)
         for _ in range(args.update_epochs):
             order = torch.randperm(len(idx))
             for lo in range(0, len(idx) - size + 1, size):

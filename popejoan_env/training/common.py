@@ -29,6 +29,17 @@ from popejoan_env.tournament import TournamentResult, run_duplicate
 
 A = TypeVar("A")
 
+MAX_ROLLOUT_VALUES = 2**28
+"""Most observation (and state) values, float32, a rollout of train-cleanrl, train-mappo or train-rllib may hold:
+1 GiB, as many again for the copy its update takes, so a run stays within a few GiB of memory; 50 times the
+defaults' rollouts (train-cleanrl's 4,096 decisions, train-mappo's 4,000 frames), far past what trains well on one
+machine."""
+
+
+def mlp_values(widths: list[int]) -> int:
+    """The weights and biases of an MLP of these layer widths, counted from its shapes (checked before building)."""
+    return sum(a * b + b for a, b in zip(widths, widths[1:]))
+
 PROG: contextvars.ContextVar[str | None] = contextvars.ContextVar("PROG", default=None)
 """The name a running command goes by (``popejoan train``); None: the script's own file name (argparse's default)."""
 

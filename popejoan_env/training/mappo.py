@@ -56,8 +56,8 @@ from popejoan_env.observation import OBS_SIZE, STATE_SIZE
 from popejoan_env.players import make_player
 from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import Rules
-from popejoan_env.training.common import (arg, command, evaluate, format_eval, parse_flags, run_script,
-                                          set_torch_threads, write_run_json)
+from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, command, evaluate, format_eval, mlp_values,
+                                          parse_flags, run_script, set_torch_threads, write_run_json)
 
 GROUP = "player"
 """TorchRL's group of the seats: every agent ``player_i`` in one group, so one actor serves them all."""
@@ -111,21 +111,28 @@ def check_args(args: Args) -> None:
     if args.minibatch_size > args.frames_per_batch:
         raise PopeJoanError(f"--minibatch-size ({args.minibatch_size:,}) must not exceed --frames-per-batch "
                             f"({args.frames_per_batch:,})")
+    frame = batch_frame_values(args.players)
+    if args.frames_per_batch * frame > MAX_ROLLOUT_VALUES:  # counted before the collector allocates the batch
+        raise PopeJoanError(f"--frames-per-batch {args.frames_per_batch:,} makes batches of "
+                            f"{args.frames_per_batch * frame:,} observation values ({frame:,} a decision at "
+                            f"{args.players} seats); a batch holds at most {MAX_ROLLOUT_VALUES:,} "
+                            f"(MAX_ROLLOUT_VALUES): choose at most {MAX_ROLLOUT_VALUES // frame:,}")
     if args.eval_deals == 1:
         raise PopeJoanError("--eval-deals must be 0 or at least 2 (a confidence interval needs 2), got 1")
     for name in split_list(args.eval_opponents):
         make_player(name)  # an unknown opponent is refused before training
-    for flag, width, values in (("--hidden", args.hidden, _mlp_values([OBS_SIZE, args.hidden, args.hidden, 52])),
+    for flag, width, values in (("--hidden", args.hidden, mlp_values([OBS_SIZE, args.hidden, args.hidden, 52])),
                                 ("--critic-hidden", args.critic_hidden,
-                                 _mlp_values([STATE_SIZE, args.critic_hidden, args.critic_hidden, args.players]))):
+                                 mlp_values([STATE_SIZE, args.critic_hidden, args.critic_hidden, args.players]))):
         if values > MAX_NETWORK_VALUES:  # counted before any tensor is allocated (65536 would ask for 17 GB)
             raise PopeJoanError(f"{flag} {width:,} makes a network of {values:,} values; a model file holds at most "
                                 f"{MAX_NETWORK_VALUES:,} (MAX_NETWORK_VALUES): choose narrower layers")
 
 
-def _mlp_values(widths: list[int]) -> int:
-    """The weights and biases of an MLP of these layer widths, counted from its shapes."""
-    return sum(a * b + b for a, b in zip(widths, widths[1:]))
+def batch_frame_values(players: int) -> int:
+    """The observation values a collected frame holds: every seat's observation and the state, before and after
+    its step (TorchRL keeps the step's ``next``)."""
+    return 2 * (players * OBS_SIZE + STATE_SIZE)
 
 
 class Actor(nn.Module):

@@ -30,6 +30,7 @@ What the training scripts share (flags, evaluation, ``run.json``) is in
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import platform
 import time
@@ -40,13 +41,15 @@ from popejoan_env.checks import split_list
 from popejoan_env.cluster import check_address, connected, import_ray
 from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, Number, PROBABILITY, RATE, SCALE, SEED
 from popejoan_env.errors import PopeJoanError
+from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
+from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player
 from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import Rules, check_players
 
-from popejoan_env.training.common import (arg, check_given_address, check_run_name, command, evaluate, format_eval,
-                                          make_run_dir, parse_flags, parse_given, run_script, set_torch_threads,
-                                          write_run_json)
+from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, check_given_address, check_run_name, command,
+                                          evaluate, format_eval, make_run_dir, mlp_values, parse_flags, parse_given,
+                                          run_script, set_torch_threads, write_run_json)
 
 
 @dataclasses.dataclass
@@ -68,13 +71,17 @@ class Args:
     num_cpus: int = arg(0, "CPUs of the local Ray (0: all of this machine's); ignored with --address",
                         kind=Integer(0, 4096))
     num_env_runners: int = arg(2, "Ray actors sampling episodes, one CPU each (0: sample in the driver between "
-                                   "updates); on this 2-core machine 2 runners sample 1.9x faster than the driver",
+                                   "updates); on this 2-core machine 2 runners sample 1.9x faster than the driver; "
+                                   "without --address, with the learners at most the local Ray's CPUs",
                                kind=Integer(0, 4096))
     num_envs_per_env_runner: int = arg(64, "envs each env runner (or the driver) steps together: one batched "
                                            "forward per step", kind=Integer(1, 65536))
     num_learners: int = arg(0, "remote learner actors (0: update in the driver); several train data-parallel, "
-                               "each on its share of the batch", kind=Integer(0, 1024))
-    num_gpus_per_learner: float = arg(0.0, "GPUs per learner (a cluster with GPUs; this machine has none)",
+                               "each on its share of the batch; one CPU each (none with GPUs): without --address, "
+                               "with the env runners at most the local Ray's CPUs (--num-cpus, or this machine's)",
+                            kind=Integer(0, 1024))
+    num_gpus_per_learner: float = arg(0.0, "GPUs per learner (a cluster with GPUs; this machine has none): refused "
+                                           "when the GPUs asked of this machine are more than torch sees",
                                       kind=Number(0.0, 64.0))
     rollout_fragment_length: int = arg(0, "steps per env per sample call (0: RLlib's 'auto', from the batch size)",
                                        kind=Integer(0, 10**6))
@@ -152,6 +159,68 @@ def check_args(args: Args) -> None:
         make_player(name)
     if args.restore and not os.path.isdir(args.restore):
         raise PopeJoanError(f"--restore {args.restore!r} is not a checkpoint directory")
+    if args.restore:
+        check_checkpoint(args.restore)
+    check_resources(args)  # before the sizes: 1000 learners are refused for the CPUs they lack, not their batches
+    check_sizes(args)
+
+
+CHECKPOINT_PARTS = (("algorithm_state.pkl", "algorithm_state.msgpack"), ("learner_group",))
+"""What an RLlib checkpoint of this command holds (``Algorithm.save_to_path``), each as the names it may take: the
+algorithm's state and the learners' (the network's weights)."""
+
+
+def check_checkpoint(path: str) -> None:
+    """Refuse a ``--restore`` directory that is not an RLlib checkpoint, naming what it lacks (RLlib would fail on it
+    with a traceback after building the whole algorithm)."""
+    for names in CHECKPOINT_PARTS:
+        if not any(os.path.exists(os.path.join(path, name)) for name in names):
+            raise PopeJoanError(f"--restore {path!r} is not a checkpoint of train-rllib: it has no {names[0]} (the "
+                                "checkpoints/iter_NNNNN directories of a run have one)")
+
+
+def check_sizes(args: Args) -> None:
+    """Refuse a network or a batch too large to hold, counted before Ray starts."""
+    values = mlp_values([OBS_SIZE, *net_arch(args), 52])
+    if values > MAX_NETWORK_VALUES:  # the model file holds the actor
+        raise PopeJoanError(f"--net-arch {args.net_arch} makes an actor of {values:,} values; a model file holds at "
+                            f"most {MAX_NETWORK_VALUES:,} (MAX_NETWORK_VALUES): choose narrower layers")
+    learners = max(1, args.num_learners)
+    batch = args.train_batch_size * learners * OBS_SIZE
+    if batch > MAX_ROLLOUT_VALUES:
+        raise PopeJoanError(f"--train-batch-size {args.train_batch_size:,} x {learners} learner(s) makes batches of "
+                            f"{batch:,} observation values; a batch holds at most {MAX_ROLLOUT_VALUES:,} "
+                            "(MAX_ROLLOUT_VALUES): choose fewer steps")
+    sample = args.num_envs_per_env_runner * max(1, args.rollout_fragment_length) * OBS_SIZE
+    if sample > MAX_ROLLOUT_VALUES:
+        raise PopeJoanError(f"--num-envs-per-env-runner {args.num_envs_per_env_runner:,} x --rollout-fragment-length "
+                            f"{args.rollout_fragment_length:,} makes samples of {sample:,} observation values; a "
+                            f"sample holds at most {MAX_ROLLOUT_VALUES:,} (MAX_ROLLOUT_VALUES): choose fewer")
+
+
+def check_resources(args: Args) -> None:
+    """Refuse GPUs that torch does not see here, and (on a local Ray) more learners and env runners than its CPUs:
+    RLlib fails an assertion on the first and waits forever for the second."""
+    if args.num_learners == 0:
+        gpus = math.ceil(args.num_gpus_per_learner)  # the driver's own learner: this machine's, whatever --address
+    else:  # remote learners share GPUs by their fractions; a cluster's (--address) are not this machine's to count
+        gpus = 0 if args.address else math.ceil(args.num_gpus_per_learner * args.num_learners - 1e-9)
+    if gpus:
+        import torch  # only GPUs asked of this machine need torch's count of them
+
+        if gpus > torch.cuda.device_count():
+            raise PopeJoanError(f"--num-gpus-per-learner {args.num_gpus_per_learner:g} asks this machine for {gpus} "
+                                f"GPU(s) and torch sees {torch.cuda.device_count()}: give 0, or join a cluster with "
+                                "GPUs (--address) and --num-learners 1 or more")
+    if args.address:
+        return  # a cluster's CPUs are its own: Ray places the actors there
+    cpus = args.num_cpus or os.cpu_count() or 1
+    learners = args.num_learners if args.num_gpus_per_learner == 0 else 0  # RLlib gives a GPU learner no CPU
+    if learners + args.num_env_runners > cpus:
+        raise PopeJoanError(f"--num-learners {args.num_learners} and --num-env-runners {args.num_env_runners} take "
+                            f"{learners + args.num_env_runners} CPUs, one each, and the local Ray has {cpus} "
+                            f"({'--num-cpus' if args.num_cpus else 'this machine'}): Ray would wait for them forever; "
+                            "ask for fewer, or join a cluster (--address)")
 
 
 # ---------------------------------------------------------------------- building RLlib's config
