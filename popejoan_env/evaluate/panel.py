@@ -4,8 +4,8 @@ The panel is versioned like the deal set: a report names ``panel/2`` and the SHA
 plays, and a change of its players (or of what a name plays) is a new version.  ``panel/1`` (0.2.0) had the same
 names with the shipped network's round 2 (``models/round2/model.zip``) as ``shipped`` and as ``pimc_net``'s prior;
 ``panel/2`` has round 3, so a report is compared only with reports of its own panel.  ``pimc_net`` and ``pimc``
-take most of an evaluation's time (0.58 s and 0.21 s a deal against 0.03-0.04 s for each of the others, measured
-on a busy 2-core machine: ``docs/evaluation.md``); ``--opponents`` narrows the panel to the names given, and
+take most of an evaluation's time (the figures are in ``docs/evaluation.md``); ``--opponents`` narrows the panel
+to the names given, and
 ``--quick`` plays the whole panel on the set's first 200 deals.
 """
 

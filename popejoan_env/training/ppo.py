@@ -1,6 +1,6 @@
 """Train a Pope Joan policy. The default run, stage by stage: 60,000 deals of the pimc search with 128 worlds at
 every seat; 4 epochs of imitation, in which the actor learns to give up the fewest counters by the search's values
-of the cards (plus a little of its choices) and the critic what each seat won; then policy improvement: 25,000
+of the cards (plus a little of its choices; no critic, since no PPO step reads it); then policy improvement: 25,000
 deals of the search whose rollouts the imitated network plays at every seat, and 2 epochs learning its values;
 no PPO step, since PPO after the imitation made every tried model weaker or, at best, left it level.
 --total-timesteps N adds MaskablePPO (sb3-contrib) after it; --rounds N plays N rounds of policy improvement
@@ -15,11 +15,10 @@ no PPO step, since PPO after the imitation made every tried model weaker or, at 
 The default recipe is the one that measured strongest in 15 minutes (docs/training.md, "The recipe"): 60,000
 deals of ``pimc:samples=128`` at every seat (``--imitate-deals``, ``--imitate-player``,
 ``popejoan_env/training/expert_games.py``), the ``suits`` actor of widths 128, 256, 256 (``--actor``,
-``--actor-arch``) trained on the expected regret under the search's values (``--imitate-loss regret``) and the
-critic to value the positions; then the network's own rollouts (``--rollout-deals``,
+``--actor-arch``) trained on the expected regret under the search's values (``--imitate-loss regret``), and the
+critic to value the positions only when PPO follows; then the network's own rollouts (``--rollout-deals``,
 ``popejoan_env/training/rollout_games.py``): the search with the imitated network at every seat of its
-rollouts plays 25,000 deals and the network learns its values, which beats the imitation alone and the
-teacher ``pimc:samples=128``; and no PPO steps after it (``--total-timesteps 0``): PPO fine-tuning from the
+rollouts plays 25,000 deals and the network learns its values, which beats the imitation alone; and no PPO steps after it (``--total-timesteps 0``): PPO fine-tuning from the
 imitation lost strength against ``pimc`` in every setting tried.  With ``--total-timesteps N`` PPO trains on from
 there.  The recipes measured and not kept (expert iteration, PPO held near the imitated policy, the suits
 relabelled, soft targets, the oracle critic) are in docs/training.md with the commit that had their flags.
