@@ -18,7 +18,8 @@ CHECKED_MODULES = ["popejoan_env.web.app", "popejoan_env.web.games", "popejoan_e
                    "popejoan_env.evaluate.runner", "popejoan_env.players.openspiel_players",
                    "popejoan_env.envs.openspiel_game", "popejoan_env.evaluate.resume",
                    "popejoan_env.players.lists", "popejoan_env.players.best_response",
-                   "popejoan_env.training.rounds", "popejoan_env.checks"]
+                   "popejoan_env.training.rounds", "popejoan_env.checks", "popejoan_env.training.common",
+                   "popejoan_env.evaluate.clairvoyant"]
 """Modules whose every ``MAX_*`` and ``*_SECONDS`` constant the page must list."""
 NOT_LIMITS = {"popejoan_env.batch.state.MAX_EVENTS"}
 """Constants so named that bound no input (the most awards one deal can make: an array's dimension)."""

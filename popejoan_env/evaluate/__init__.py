@@ -4,8 +4,9 @@
 lineups, against every player of ``panel/2`` on the first 2,000 (``--quick``: 200) deals of
 ``popejoan-evalset/1``, and writes one report (``popejoan-evaluation/1``: text, JSON, Markdown) with the
 margin per opponent and its 95% interval, the deal win rate, each side's counters and go-out rate, the
-exact command, the versions and the deal set's SHA-256.  ``popejoan exploit AGENT`` trains a best
-response against it for a few minutes.  How to read and quote the figures: ``docs/evaluation.md``.
+exact command, the versions and the deal set's SHA-256.  ``popejoan exploit AGENT`` measures how much one
+seat wins by deviating from it (a lower bound of its exploitability); ``clairvoyant`` gives the upper end.  How
+to read and quote the figures: ``docs/evaluation.md``.
 
 | module | holds |
 |---|---|
@@ -16,8 +17,13 @@ response against it for a few minutes.  How to read and quote the figures: ``doc
 | ``variance`` | the control-variate estimator of the margins (narrower intervals at the same deals) |
 | ``ratings`` | one rating per player from pairwise duplicate margins, with bootstrap intervals, and its chart |
 | ``report`` | the report's dict (format versioned), its text and Markdown, and saving them atomically |
+| ``aivat`` | the AIVAT-class corrections of ``--aivat``: the luck of the players' own random choices in a deal |
 | ``command`` | ``popejoan evaluate``'s flags and run; ``evaluate_agent`` |
-| ``exploit`` | ``popejoan exploit``: a fresh PPO best response at one seat against the frozen agent |
+| ``exploit`` | ``popejoan exploit``: its flags, its two methods (the search best response, a PPO learner), the report |
+| ``exploit_search`` | the search best response's gain deal by deal on the frozen deals, and on the small game |
+| ``clairvoyant`` | the upper end: one seat that sees every hand and every later choice, its best line in each game |
+| ``exploitability`` | exact best responses and NashConv on the small game |
+| ``small_check`` | the search best response against the exact one, on the small game's deals |
 """
 
 from __future__ import annotations
