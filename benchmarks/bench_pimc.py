@@ -18,7 +18,7 @@ Python (``WorldSampler.sample``/``draw``), the first world as a ``Deal`` and a
 one-deal ``BatchDeals``, the placements checked, and the compiled rollouts of
 ``playout_kernels.world_gains`` (the batch engine's ``play_rows`` called once per
 lead).  ``pimc`` and ``pimc_net`` (``draws=compiled``, the default) run
-``search.search_gains``: the view read once in Python, then one compiled call
+``decision.search_gains``: the view read once in Python, then one compiled call
 (``decision_kernels.search``) that works out the placing order, draws the worlds
 (``world_kernels``) and plays every world x candidate out with ``play_rows``
 compiled inline.  Both weigh the worlds with ``PimcPlayer.weigh``; both
@@ -29,7 +29,7 @@ round and its median reported, with each row's best round.  Every player
 must make the same decisions in every round (the run fails otherwise).
 
 The split replays the compiled ``pimc`` stage by stage to show where its
-time goes: ``set-up`` (``search._inputs``: the view read and checked, what it
+time goes: ``set-up`` (``decision._inputs``: the view read and checked, what it
 rules out, ``inference.cannot_hold``), ``draws`` (the compiled call with no
 candidate: the seed, the placing order, the draws and each world's tables),
 ``rollouts`` (the full compiled call less that), and ``choice`` (weights and the
@@ -67,10 +67,11 @@ import numpy as np
 
 from popejoan_env.cli import OneLineParser
 from popejoan_env.engine import Deal
-from popejoan_env.players import make_player, search
+from popejoan_env.players import make_player
 from popejoan_env.players.pimc import PimcPlayer
 from popejoan_env.players.stops import lead_candidates
 from popejoan_env.rules import Rules
+from popejoan_env.search import decision
 from popejoan_env.seat_view import SeatView, seat_view
 
 PAIRS = {"pimc": ("pimc:draws=python", "pimc"), "pimc_net": ("pimc_net:draws=python", "pimc_net")}
@@ -114,9 +115,9 @@ def split(views: list[SeatView], samples: int, seed: int) -> dict[str, float]:
     for view in views:
         candidates = lead_candidates(view)
         t0 = time.perf_counter()
-        inputs = search._inputs(view, candidates, "consistent")
+        inputs = decision._inputs(view, candidates, "consistent")
         t1 = time.perf_counter()
-        gains, logs = search.run(view, inputs, rng, samples)
+        gains, logs = decision.run(view, inputs, rng, samples)
         t2 = time.perf_counter()
         totals = player.weigh(gains, logs, candidates)
         max(zip(candidates, totals), key=lambda ct: ct[1])
@@ -124,7 +125,7 @@ def split(views: list[SeatView], samples: int, seed: int) -> dict[str, float]:
         # The same call without a candidate: the seed, the placing order and the draws, no rollout.
         position = inputs.position._replace(leads=inputs.position.leads[:0])
         t4 = time.perf_counter()
-        search.run(view, inputs._replace(position=position), rng, samples)
+        decision.run(view, inputs._replace(position=position), rng, samples)
         t5 = time.perf_counter()
         spent["set-up"] += t1 - t0
         spent["draws"] += t5 - t4
