@@ -48,9 +48,12 @@ SETUPS: dict[str, tuple[str, list[str]]] = {
         "--vec-env", "subproc", "--n-envs", "2", "--n-steps", "1024", "--torch-threads", "1"]),
     "old1": ("old default (8 dummy envs x 512 steps), 1 torch thread", [*OLD_DEFAULT, "--torch-threads", "1"]),
     "batch1": ("default set-up (batch env, 512 envs x 8 steps), 1 torch thread", ["--torch-threads", "1"]),
-    "old": ("old default (8 dummy envs x 512 steps), 2 torch threads", OLD_DEFAULT),
-    "batch": ("PPO's default set-up (batch env, 512 envs x 8 steps, 128x128 MLP, 2 threads)", []),
-    "suits": ("PPO's default set-up with the suits actor (--actor suits), 2 threads", ["--actor", "suits"]),
+    # 2 threads asked for: the default is 1 since 0.2.0 (--torch-threads), so these rows passing nothing ran at 1
+    "old": ("old default (8 dummy envs x 512 steps), 2 torch threads", [*OLD_DEFAULT, "--torch-threads", "2"]),
+    "batch": ("PPO's default set-up (batch env, 512 envs x 8 steps, 128x128 MLP), 2 torch threads",
+              ["--torch-threads", "2"]),
+    "suits": ("PPO's default set-up with the suits actor (--actor suits), 2 torch threads",
+              ["--actor", "suits", "--torch-threads", "2"]),
     "rllib": ("RLlib PPO self-play (train_rllib.py without flags), 1 torch thread", []),
 }
 

@@ -130,9 +130,9 @@ class Args:
                        "table size, or a comma list such as 3,4,5 to mix table sizes in one run (observations are "
                        "padded to 8 seats); a size listed twice gets twice the deals", group=RUN)
     quick: bool = arg(False,
-                      "a first run of about a minute: the imitation of 3,000 deals of the --imitate-player, "
-                      "evaluations of 100 deals, the final one against random, stops_first and pimc, in "
-                      "<output-dir>/quick (flags given with it win)", group=RUN)
+                      "a first run of about a minute: the imitation of 2,000 deals of the --imitate-player, a "
+                      "round of 500, evaluations of 50 deals and a final one of 100 against random, stops_first "
+                      "and pimc, in <output-dir>/quick (flags given with it win)", group=RUN)
     torch_threads: int = arg(1,
                              "torch CPU threads (0 = torch's default); 1 because on 2 cores 2 threads were ~10% faster "
                              "only on a quiet machine and 4-10x slower as soon as anything else ran (88-97 against "
