@@ -11,18 +11,7 @@ import sys
 
 import pytest
 
-from popejoan_env.__main__ import main
-
-
-def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """``main(argv)`` in-process: (exit status, stdout, stderr); argparse's SystemExit counts as a status."""
-    capsys.readouterr()
-    try:
-        status = main(argv)
-    except SystemExit as exit_:
-        status = exit_.code if isinstance(exit_.code, int) else 2
-    out, err = capsys.readouterr()
-    return status, out, err
+from test_edges import run_main  # the in-process command line runner the other CLI tests use
 
 
 def assert_refused(status: int, err: str, *words: str) -> None:

@@ -22,11 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from popejoan_env.cli import fork_pool
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.evaluate import dealset
-from popejoan_env.evaluate.exploit_search import frozen_deal, game_seed
+from popejoan_env.evaluate.exploit_search import frozen_deal, game_seed, play_deals
 from popejoan_env.players.base import Player, ask, call_reset
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import seat_view
@@ -98,18 +97,6 @@ class _Table:
         return {"deal": d, "own": game.delta, "best": best, "cpu_seconds": time.process_time() - start}
 
 
-_TABLE: _Table | None = None
-
-
-def _worker(args: tuple[tuple[Any, ...], list[int]]) -> list[dict[str, Any]]:
-    """The deals of one chunk in a worker process (its table built once)."""
-    global _TABLE
-    setup, chunk = args
-    if _TABLE is None:
-        _TABLE = _Table(*setup)
-    return [_TABLE.deal(d) for d in chunk]
-
-
 def measure(agent: str, *, preset: str = "modern", seats: int = 4, deals: int = 200, seed: int = 1,
             workers: int = 1) -> dict[str, Any]:
     """The clairvoyant seat's gain over AGENT on the first ``deals`` frozen deals (mean over the seats of each
@@ -119,15 +106,8 @@ def measure(agent: str, *, preset: str = "modern", seats: int = 4, deals: int = 
     if not 1 <= deals <= dealset.DEALS:
         raise PopeJoanError(f"the frozen set holds {dealset.DEALS} deals, got {deals}")
     dealset.check_dealing(dealset.load(), deals)
-    setup = (agent, preset, seats, seed)
     wall, cpu = time.perf_counter(), os.times()
-    if workers <= 1:
-        table = _Table(*setup)
-        rows = [table.deal(d) for d in range(deals)]
-    else:
-        chunks = [list(range(a, min(a + 5, deals))) for a in range(0, deals, 5)]
-        with fork_pool(workers) as pool:
-            rows = [row for part in pool.imap(_worker, [(setup, c) for c in chunks]) for row in part]
+    rows = play_deals(_Table, (agent, preset, seats, seed), range(deals), workers)
     after = os.times()
     own = np.array([r["own"] for r in rows], dtype=np.float64)
     best = np.array([r["best"] for r in rows], dtype=np.float64)
