@@ -35,12 +35,12 @@ from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player
-from popejoan_env.nets.model_file import MAX_NETWORK_VALUES, model_metadata, save_state_dict
+from popejoan_env.nets.model_file import model_metadata, save_state_dict
 from popejoan_env.nets.policy import load_policy
 from popejoan_env.rules import Rules
 
-from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, command, evaluate, format_eval, mlp_values,
-                                          parse_flags, run_script, set_torch_threads, write_run_json)
+from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, check_network, command, evaluate, format_eval,
+                                          mlp_values, parse_flags, run_script, set_torch_threads, write_run_json)
 
 
 @dataclasses.dataclass
@@ -101,10 +101,9 @@ def check_sizes(args: Args) -> None:
         raise PopeJoanError(f"--num-envs {args.num_envs:,} x --num-steps {args.num_steps:,} makes rollouts of "
                             f"{rollout:,} decisions, {rollout * OBS_SIZE:,} observation values; a rollout holds at "
                             f"most {MAX_ROLLOUT_VALUES:,} (MAX_ROLLOUT_VALUES): choose fewer")
-    values = mlp_values([OBS_SIZE, args.hidden, args.hidden, 52]) + mlp_values([OBS_SIZE, args.hidden, args.hidden, 1])
-    if values > MAX_NETWORK_VALUES:  # the model file holds the actor and the critic
-        raise PopeJoanError(f"--hidden {args.hidden:,} makes a network of {values:,} values; a model file holds at "
-                            f"most {MAX_NETWORK_VALUES:,} (MAX_NETWORK_VALUES): choose narrower layers")
+    # the model file holds the actor and the critic
+    check_network(f"--hidden {args.hidden:,}", mlp_values([OBS_SIZE, args.hidden, args.hidden, 52])
+                  + mlp_values([OBS_SIZE, args.hidden, args.hidden, 1]))
 
 
 def layer(n_in: int, n_out: int, std: float = float(np.sqrt(2))) -> nn.Linear:

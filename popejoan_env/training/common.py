@@ -23,6 +23,7 @@ from typing import Any, NoReturn, TypeVar
 from popejoan_env.cli import Integer, Number, OneLineParser, fork_pool, interrupted
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable, save_png, write_atomic
+from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
 from popejoan_env.players import make_player
 from popejoan_env.players.learned import LearnedPlayer
 from popejoan_env.tournament import TournamentResult, run_duplicate
@@ -39,6 +40,14 @@ machine."""
 def mlp_values(widths: list[int]) -> int:
     """The weights and biases of an MLP of these layer widths, counted from its shapes (checked before building)."""
     return sum(a * b + b for a, b in zip(widths, widths[1:]))
+
+
+def check_network(flag: str, values: int, network: str = "a network") -> None:
+    """Refuse ``flag`` (as typed, with its value) when its layers make a network of more than ``MAX_NETWORK_VALUES``
+    values, which no model file holds: counted before any tensor is allocated."""
+    if values > MAX_NETWORK_VALUES:
+        raise PopeJoanError(f"{flag} makes {network} of {values:,} values; a model file holds at most "
+                            f"{MAX_NETWORK_VALUES:,} (MAX_NETWORK_VALUES): choose narrower layers")
 
 PROG: contextvars.ContextVar[str | None] = contextvars.ContextVar("PROG", default=None)
 """The name a running command goes by (``popejoan train``); None: the script's own file name (argparse's default)."""

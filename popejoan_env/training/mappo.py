@@ -50,14 +50,14 @@ from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, PROBABILITY,
 from popejoan_env.envs.pettingzoo_aec import env as pope_joan_env
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable
-from popejoan_env.nets.model_file import MAX_NETWORK_VALUES, model_metadata, save_state_dict
+from popejoan_env.nets.model_file import model_metadata, save_state_dict
 from popejoan_env.nets.policy import load_policy
 from popejoan_env.observation import OBS_SIZE, STATE_SIZE
 from popejoan_env.players import make_player
 from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import Rules
-from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, command, evaluate, format_eval, mlp_values,
-                                          parse_flags, run_script, set_torch_threads, write_run_json)
+from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, check_network, command, evaluate, format_eval,
+                                          mlp_values, parse_flags, run_script, set_torch_threads, write_run_json)
 
 GROUP = "player"
 """TorchRL's group of the seats: every agent ``player_i`` in one group, so one actor serves them all."""
@@ -121,12 +121,10 @@ def check_args(args: Args) -> None:
         raise PopeJoanError("--eval-deals must be 0 or at least 2 (a confidence interval needs 2), got 1")
     for name in split_list(args.eval_opponents):
         make_player(name)  # an unknown opponent is refused before training
-    for flag, width, values in (("--hidden", args.hidden, mlp_values([OBS_SIZE, args.hidden, args.hidden, 52])),
-                                ("--critic-hidden", args.critic_hidden,
-                                 mlp_values([STATE_SIZE, args.critic_hidden, args.critic_hidden, args.players]))):
-        if values > MAX_NETWORK_VALUES:  # counted before any tensor is allocated (65536 would ask for 17 GB)
-            raise PopeJoanError(f"{flag} {width:,} makes a network of {values:,} values; a model file holds at most "
-                                f"{MAX_NETWORK_VALUES:,} (MAX_NETWORK_VALUES): choose narrower layers")
+    # counted before any tensor is allocated (65536 would ask for 17 GB)
+    check_network(f"--hidden {args.hidden:,}", mlp_values([OBS_SIZE, args.hidden, args.hidden, 52]))
+    check_network(f"--critic-hidden {args.critic_hidden:,}",
+                  mlp_values([STATE_SIZE, args.critic_hidden, args.critic_hidden, args.players]))
 
 
 def batch_frame_values(players: int) -> int:

@@ -41,15 +41,14 @@ from popejoan_env.checks import split_list
 from popejoan_env.cluster import check_address, connected, import_ray
 from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, Number, PROBABILITY, RATE, SCALE, SEED
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player
 from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import Rules, check_players
 
-from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, check_given_address, check_run_name, command,
-                                          evaluate, format_eval, make_run_dir, mlp_values, parse_flags, parse_given,
-                                          run_script, set_torch_threads, write_run_json)
+from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, check_given_address, check_network,
+                                          check_run_name, command, evaluate, format_eval, make_run_dir, mlp_values,
+                                          parse_flags, parse_given, run_script, set_torch_threads, write_run_json)
 
 
 @dataclasses.dataclass
@@ -181,10 +180,7 @@ def check_checkpoint(path: str) -> None:
 
 def check_sizes(args: Args) -> None:
     """Refuse a network or a batch too large to hold, counted before Ray starts."""
-    values = mlp_values([OBS_SIZE, *net_arch(args), 52])
-    if values > MAX_NETWORK_VALUES:  # the model file holds the actor
-        raise PopeJoanError(f"--net-arch {args.net_arch} makes an actor of {values:,} values; a model file holds at "
-                            f"most {MAX_NETWORK_VALUES:,} (MAX_NETWORK_VALUES): choose narrower layers")
+    check_network(f"--net-arch {args.net_arch}", mlp_values([OBS_SIZE, *net_arch(args), 52]), "an actor")
     learners = max(1, args.num_learners)
     batch = args.train_batch_size * learners * OBS_SIZE
     if batch > MAX_ROLLOUT_VALUES:
