@@ -25,7 +25,7 @@ import numpy as np
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.evaluate import dealset
-from popejoan_env.evaluate.exploit_search import frozen_deal, game_seed, play_deals
+from popejoan_env.evaluate.exploit_search import cpu_seconds, frozen_deal, game_seed, interval, play_deals
 from popejoan_env.players.base import Player, ask, call_reset
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import seat_view
@@ -101,8 +101,6 @@ def measure(agent: str, *, preset: str = "modern", seats: int = 4, deals: int = 
             workers: int = 1) -> dict[str, Any]:
     """The clairvoyant seat's gain over AGENT on the first ``deals`` frozen deals (mean over the seats of each
     deal, its 95% interval), AGENT's own counters and the clairvoyant seat's, and the time."""
-    from popejoan_env.tournament import mean_ci
-
     if not 1 <= deals <= dealset.DEALS:
         raise PopeJoanError(f"the frozen set holds {dealset.DEALS} deals, got {deals}")
     dealset.check_dealing(dealset.load(), deals)
@@ -111,13 +109,7 @@ def measure(agent: str, *, preset: str = "modern", seats: int = 4, deals: int = 
     after = os.times()
     own = np.array([r["own"] for r in rows], dtype=np.float64)
     best = np.array([r["best"] for r in rows], dtype=np.float64)
-
-    def ci(x: np.ndarray) -> dict[str, float]:
-        mean, half = mean_ci(x)
-        return {"mean": mean, "ci95": half}
-
     return {"agent": agent, "preset": preset, "seats": seats, "deals": deals, "seed": seed,
-            "gain": ci((best - own).mean(axis=1)), "clairvoyant": ci(best.mean(axis=1)),
-            "agent_in_own_field": ci(own.mean(axis=1)), "wall_seconds": round(time.perf_counter() - wall, 1),
-            "cpu_seconds": round((after.user + after.system + after.children_user + after.children_system)
-                                 - (cpu.user + cpu.system + cpu.children_user + cpu.children_system), 1)}
+            "gain": interval((best - own).mean(axis=1)), "clairvoyant": interval(best.mean(axis=1)),
+            "agent_in_own_field": interval(own.mean(axis=1)), "wall_seconds": round(time.perf_counter() - wall, 1),
+            "cpu_seconds": cpu_seconds(cpu, after)}
