@@ -280,3 +280,32 @@ def test_against_a_field_the_worlds_searched_play_it_at_its_seats(tmp_path: Any)
     assert card_values(policy, views, rng(), 4, field=policy, field_seats=[(1, 2, 3)] * 3) == alike
     assert card_values(policy, views, rng(), 4, field=field, field_seats=[()] * 3) == alike
     assert card_values(policy, views, rng(), 4, field=field, field_seats=[(0, 1, 2, 3)] * 3) != alike
+
+
+class _SeatsPlayed:
+    """A ``Policy`` that plays the first legal card and notes the seat to act of every row it plays in the batched
+    rollouts (``guided.encode_batch`` made to hand it the seats)."""
+
+    def __init__(self) -> None:
+        self.seats: set[int] = set()
+
+    def choose(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        if obs.ndim == 1:  # the rollouts' rows (the games' own decisions pass real observations)
+            self.seats |= set(obs.tolist())
+        return np.asarray(mask).argmax(axis=1)
+
+
+@pytest.mark.parametrize("belief", ["uniform", "leads"])
+def test_against_a_field_the_worlds_give_the_seat_to_act_to_the_learner(belief: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from popejoan_env.players import guided
+
+    monkeypatch.setattr(guided, "encode_batch", lambda batch, rows: batch.to_act[rows])
+    if belief == "leads":  # the leads' likelihood asks for logits: every lead alike
+        monkeypatch.setattr(_SeatsPlayed, "logits", lambda self, obs: np.zeros((len(obs), 52)), raising=False)
+    learner, field = _SeatsPlayed(), _SeatsPlayed()
+    rollout_games(learner, expert_games.tables_of([MODERN], [4]), 32, 8, worlds=2, belief=belief,
+                  balance_range=[-24, 72], reward_scale=0.1, field=field)
+    # A world is dealt in the seats of the view of the seat to act, which is seat 0 there: the learner's seat (the
+    # field's own decisions are not searched).  Its seat-by-seat field was read in the deal's seats.
+    assert 0 in learner.seats and field.seats and 0 not in field.seats

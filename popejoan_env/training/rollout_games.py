@@ -72,6 +72,7 @@ from popejoan_env.players.stops import lead_candidates
 from popejoan_env.search.belief import DRAWS, Lead, lead_log_likelihood, resample
 from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.seat_view import SeatView, seat_view
+from popejoan_env.seats import relative
 from popejoan_env.training.expert_games import Decisions, Games, Table, deal_of, gather
 from popejoan_env.training.workers import play_tasks
 
@@ -122,7 +123,8 @@ def card_values(policy: Any, positions: Sequence[tuple[SeatView, list[int]]], rn
     batch.  With ``reading`` (each position's deal, seat to act and the deal's leads so far), ``belief.DRAWS``
     times as many worlds are drawn and ``worlds`` of them kept by how likely ``policy`` makes the other seats'
     leads in each (``search.belief``).  With ``field`` (another ``Policy``), the seats of each position's
-    ``field_seats`` play ``field``'s cards in the worlds, and are the ones whose leads it reads."""
+    ``field_seats`` play ``field``'s cards in the worlds, and are the ones whose leads it reads: seats relative to
+    the seat to act, as its view's are (the worlds are dealt in the view's seats, the seat to act at 0)."""
     drawn, logs = [], []
     for i, (view, candidates) in enumerate(positions):
         sampler = WorldSampler(view)
@@ -131,7 +133,8 @@ def card_values(policy: Any, positions: Sequence[tuple[SeatView, list[int]]], rn
         else:
             deal, seat, leads = reading[i]
             hands, dead, log_weights = sampler.draw_many(rng, worlds * DRAWS)
-            likely = lead_log_likelihood(policy, deal, seat, leads, hands, dead, field, field_seats[i] if field else ())
+            theirs = tuple((seat + s) % deal.players for s in field_seats[i]) if field is not None else ()
+            likely = lead_log_likelihood(policy, deal, seat, leads, hands, dead, field, theirs)  # the deal's seats
             kept = resample(log_weights + likely, worlds, rng)
             hands, dead, log_weights = hands[kept], dead[kept], np.zeros(worlds)
         drawn.append((sampler.deals(hands, dead), candidates))
@@ -179,13 +182,15 @@ def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, 
             deal.play(card)
         asked = [(d, deal, view, cands) for d, deal, view, cands in waiting if len(cands) > 1]
         searched = [(view, cands) for _, _, view, cands in asked]
-        theirs_seats = [fielded[d] for d, _, _, _ in asked]
+        theirs_seats = [fielded[d] for d, _, _, _ in asked]  # the deal's seats: deal_values plays in the deal
+        theirs_relative = [tuple(relative(s, deal.to_act, deal.players) for s in fielded[d])
+                           for d, deal, _, _ in asked]  # card_values plays in worlds dealt in the view's seats
         reading = [(deal, deal.to_act, leads[d]) for d, deal, _, _ in asked] if belief == "leads" else None
         if belief == "deal":
             found = iter(deal_values(policy, [(deal, cands) for _, deal, _, cands in asked], field, theirs_seats)
                          if searched else [])
         else:
-            found = iter(card_values(policy, searched, rng, worlds, reading, field, theirs_seats)
+            found = iter(card_values(policy, searched, rng, worlds, reading, field, theirs_relative)
                          if searched else [])
         mine = iter(network_cards(policy, [deal for _, deal, _, _ in waiting]) if play == "network" and waiting
                     else [])
