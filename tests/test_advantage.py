@@ -64,8 +64,22 @@ def test_the_means_are_clustered_by_deal() -> None:
                       differ=np.ones(4, bool), deals=4)
     assert found.per_deal()[0] == pytest.approx(1.0)  # deal sums 3, 3, 0, -2 (deal 2 had no decision)
     assert found.per_decision()[0] == pytest.approx(1.0)  # 4 / 4 decisions
-    ci = 1.96 * np.std([3.0, 3.0, 0.0, -2.0], ddof=1) / 2
-    assert found.per_deal()[1] == pytest.approx(ci) and found.per_decision()[1] == pytest.approx(ci)
+    from popejoan_env.tournament import t_quantile_975
+
+    ci = t_quantile_975(3) * np.std([3.0, 3.0, 0.0, -2.0], ddof=1) / 2
+    assert found.per_deal()[1] == pytest.approx(ci)
+    residuals = np.array([3.0 - 2, 3.0 - 1, 0.0, -2.0 - 1])  # each deal's sum less the mean a decision x decisions
+    assert found.per_decision()[1] == pytest.approx(t_quantile_975(3) * residuals.std(ddof=1) / 2)
+
+
+def test_a_decision_s_interval_is_a_ratio_s_and_a_deal_s_is_student_s() -> None:
+    # Every decision gains exactly 0.5: the mean a decision is 0.5 with no doubt, whatever the deals' sizes.
+    same = Advantage(deal=np.array([0, 1, 1, 1, 2, 2]), gain=np.full(6, 0.5), differ=np.ones(6, bool), deals=3)
+    assert same.per_decision() == (pytest.approx(0.5), pytest.approx(0.0))
+    two = Advantage(deal=np.array([0, 1]), gain=np.array([1.0, -1.0]), differ=np.ones(2, bool), deals=2)
+    assert two.per_deal()[1] == pytest.approx(12.706, rel=1e-3)  # t with 1 df (12.7), not 1.96
+    one = Advantage(deal=np.array([0]), gain=np.array([0.7]), differ=np.ones(1, bool), deals=1)
+    assert np.isnan(one.per_deal()[1])  # one deal says nothing of the spread
 
 
 def test_reading_the_leads_passes_each_deal_s_leads_so_far(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -67,15 +67,24 @@ class Advantage:
     deals: int
 
     def per_deal(self) -> tuple[float, float]:
-        """The mean over deals of the gains summed over each deal's decisions (every seat's), and its 95% CI."""
-        sums = np.bincount(self.deal, weights=self.gain, minlength=self.deals)
-        return float(sums.mean()), float(1.96 * sums.std(ddof=1) / np.sqrt(self.deals)) if self.deals > 1 else 0.0
+        """The mean over deals of the gains summed over each deal's decisions (every seat's), and its 95% Student-t
+        CI (NaN with one deal)."""
+        from popejoan_env.tournament.stats import mean_ci
+
+        return mean_ci(np.bincount(self.deal, weights=self.gain, minlength=self.deals))
 
     def per_decision(self) -> tuple[float, float]:
-        """The mean gain a decision and its 95% CI (clustered by deal: the deal's sum over its decisions)."""
-        mean, ci = self.per_deal()
-        scale = self.deals / max(len(self.gain), 1)
-        return mean * scale, ci * scale
+        """The mean gain a decision (every decision's gain over their number) and its 95% CI, clustered by deal:
+        a ratio of two sums over the deals (gains, decisions), whose interval is that of the mean of each deal's
+        residual ``sum - mean * decisions`` over the mean decisions a deal (the delta method)."""
+        from popejoan_env.tournament.stats import mean_ci
+
+        sums = np.bincount(self.deal, weights=self.gain, minlength=self.deals)
+        counts = np.bincount(self.deal, minlength=self.deals).astype(np.float64)
+        if not counts.sum():
+            return float("nan"), float("nan")
+        mean = float(sums.sum() / counts.sum())
+        return mean, mean_ci((sums - mean * counts) / counts.mean())[1]
 
 
 def _group(policy: Any, table: Table, balance_range: Sequence[int] | None, seed: int, worlds: int,
