@@ -336,3 +336,17 @@ def test_an_empty_out_is_refused_not_read_as_the_default(
         main([*command, "--out", out])
     assert stop.value.code == 2 and "is not a file or directory name" in capsys.readouterr().err
     assert os.listdir(tmp_path) == []
+
+
+def test_deals_played_differently_count_a_deviation_that_ends_with_the_same_counters() -> None:
+    # Deal 2 (stops_first, 4 seats, seed 1, 16 worlds): the search deviates and ends level with the agent's own game.
+    from popejoan_env.evaluate.exploit_search import _Table
+
+    table = _Table("stops_first", {"worlds": 16, "draws": 64}, "modern", 4, 1)
+    base = frozen_deal(2, MODERN, 4)
+    own = table._play(base, 2, -1)
+    games = [table._play(base, 2, i) for i in range(4)]
+    assert any(g.plays != own.plays for g in games) and all(g.delta[i] == own.delta[i] for i, g in enumerate(games))
+    out = measure("stops_first", {"worlds": 16, "draws": 64}, seats=4, deals=1, seed=1, first=2)
+    assert out["per_deal_gain"] == [0.0] and out["deals_with_a_deviation"] == 1
+    assert out["deals_with_other_counters"] == 0
