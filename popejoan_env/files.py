@@ -114,14 +114,18 @@ def _create_temporary(path: str) -> str:
 def replacing(path: str) -> Iterator[str]:
     """A new temporary file beside ``path`` to write to; on success it replaces ``path``, on failure it is removed."""
     with _cleanup_on_signals():
-        with _signals_blocked():  # the file and the name that removes it come into being together
-            tmp = _create_temporary(path)
+        tmp = None
         try:
+            # The file and the name that removes it come into being together, inside the ``try``: a signal held
+            # back meanwhile is delivered as the block ends, and the ``finally`` must already stand behind it.
+            with _signals_blocked():
+                tmp = _create_temporary(path)
             yield tmp
             os.replace(tmp, path)
         finally:
-            with _signals_blocked(), contextlib.suppress(FileNotFoundError):
-                os.remove(tmp)
+            if tmp is not None:
+                with _signals_blocked(), contextlib.suppress(FileNotFoundError):
+                    os.remove(tmp)
 
 
 def write_atomic(path: str, data: str | bytes) -> str:

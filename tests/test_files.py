@@ -154,3 +154,27 @@ def test_a_signal_mid_write_leaves_the_old_file_and_no_temporary(tmp_path, how, 
     assert child.returncode == -signum
     assert target.read_text() == "old"
     assert os.listdir(tmp_path) == [target.name]
+
+
+CREATED_THEN_SIGNALLED = """
+import os, signal, sys
+from popejoan_env import files
+made = files._create_temporary
+def create_then_signalled(path):
+    tmp = made(path)
+    os.kill(os.getpid(), signal.SIGTERM)  # held back while the temporary file is created, delivered as that ends
+    return tmp
+files._create_temporary = create_then_signalled
+files.write_atomic(sys.argv[1], "result")
+"""
+
+
+def test_a_signal_held_back_while_the_temporary_file_is_made_leaves_no_temporary(tmp_path) -> None:
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+    child = subprocess.run([sys.executable, "-c", CREATED_THEN_SIGNALLED, str(target)], env=env, timeout=60,
+                           preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    assert child.returncode == -signal.SIGTERM
+    assert target.read_text() == "old"
+    assert os.listdir(tmp_path) == [target.name]
