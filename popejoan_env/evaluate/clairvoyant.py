@@ -9,8 +9,8 @@ reads the hidden cards, ends a game better than the best of its lines there, so 
 upper bound of one seat's gain against AGENT, up to sampling error. It is a loose one: seeing every hand is worth a
 great deal in a stops game.
 
-The lines are counted (``MAX_LINES`` a game): ``modern`` leads the lowest card of a suit (at most four choices), but
-with ``lead="any"`` a seat may lead any card and the lines multiply past counting.
+The lines are counted (``MAX_LINES`` a game, past which the game is refused): ``modern`` leads the lowest card of a
+suit (at most four choices), while with ``lead="any"`` a seat may lead any card and the lines multiply.
 """
 
 from __future__ import annotations
