@@ -13,6 +13,7 @@ same things with the same words.
 from __future__ import annotations
 
 import json
+import math
 import numbers
 import operator
 from typing import Any
@@ -132,6 +133,17 @@ def check_reward_scale(value: object) -> float:
         raise PopeJoanError(f"reward_scale must be a number greater than 0 and at most {MAX_REWARD_SCALE:g} (rewards "
                             f"are counters times it), got {brief(value)}")
     return float(value)
+
+
+def check_illegal_reward(value: object) -> float:
+    """The reward of an illegal card in counters: a finite number (never a bool), as a float; else a PopeJoanError."""
+    try:
+        reward = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int too large for a float
+        reward = float("nan")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(reward):
+        raise PopeJoanError(f"illegal_reward must be a finite number of counters, got {brief(value)}")
+    return reward
 
 
 def episode_deals(value: object) -> int:

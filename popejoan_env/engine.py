@@ -223,12 +223,13 @@ class Deal:
         """Shuffle (R2) with ``rng``, deal (R3) and dress the board (R1)."""
         rules = resolve_rules(rules)
         try:
-            check_players(players)
+            players = check_players(players)
         except ValueError:
             raise InvalidDealError(f"a deal needs 3 to 8 players, got {brief(players)}") from None
         dealer = check_seat(dealer, players)
-        if rng is None:
-            raise InvalidDealError("a random deal needs an explicit numpy.random.Generator (rng=...)")
+        if rng is None or not callable(getattr(rng, "permutation", None)):
+            raise InvalidDealError(f"a random deal needs an explicit numpy.random.Generator (rng=...), got "
+                                   f"{type(rng).__name__}")
         # Check everything before drawing, so a refused deal leaves the generator untouched.
         board_list = parse_board(board)
         balance_list = parse_balances(balances, players)
@@ -825,7 +826,10 @@ def _mask_in_deal(cards: CardMask | Iterable[str | int], what: str, seat: int) -
     if type(cards) is int and cards >= 0 and not cards & ~PACK_MASK:
         return cards
     where = f"{what} {seat}"
-    if as_int(cards) is not None:
+    value = as_int(cards)  # a numpy integer too: the batch engine's hands are uint64 bitmasks
+    if value is not None:
+        if value >= 0 and not value & ~PACK_MASK:
+            return value
         raise InvalidDealError(f"{where}: bitmask {brief(cards)} holds bits that are not cards of the pack")
     if isinstance(cards, (str, bytes)) or not isinstance(cards, Iterable):
         raise InvalidDealError(f"{where} must be a list of cards or a bitmask, got {brief(cards)}")

@@ -59,7 +59,7 @@ import numpy as np
 from popejoan_env.cards import NUM_CARD_IDS, PACK_MASK, PACKS, POPE, CardMask, iter_cards
 from popejoan_env.engine import SUCCESSOR, Deal, legal_leads
 from popejoan_env.inference import below_lead
-from popejoan_env.errors import PopeJoanError
+from popejoan_env.errors import InvalidDealError, PopeJoanError
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, Rules
 from popejoan_env.seat_view import Play, SeatView
 from popejoan_env.seats import absolute
@@ -196,6 +196,26 @@ STATE_SIZE: int = STATE_LAYOUT[-1][1] + STATE_LAYOUT[-1][2]
 
 MAX_COUNTERS = 1 << 20
 """Board compartments and |balances| are assumed below this for the bounds (float32 stays exact to 2**24)."""
+
+
+def check_counters_fit(rules: Rules, deals: int, balance_low: int, balance_high: int, board_total: int,
+                       what: str) -> None:
+    """Refuse an episode whose counters could leave the observation's Box (``MAX_COUNTERS``): starting balances in
+    ``balance_low..balance_high`` and ``board_total`` counters on the board, then ``deals`` deals with play.
+
+    Counters move only deal by deal: each deal can add at most its dressing to the board and move at most the
+    dressing and a counter per card (the settlement) between balances, and a seat takes from the board only what
+    lies on it; so a balance stays within ``[low - k·c, high + board + k·c]`` and the board below ``board + k·c``,
+    ``c`` the dressing plus the pack, ``k`` the deals (twice as many when a turned-up Pope may end deals, R5: those
+    do not count as deals with play)."""
+    per_deal = sum(rules.dressing) + rules.pack_size
+    span = deals * (2 if rules.pope_turnup == "ends_deal" else 1) * per_deal
+    if max(balance_high, 0) + board_total + span > MAX_COUNTERS or balance_low - span < -MAX_COUNTERS:
+        raise InvalidDealError(
+            f"{what}: balances from {balance_low:,} to {balance_high:,} and {board_total:,} counters on the board, "
+            f"then {deals:,} deal(s) moving up to {per_deal:,} counters each (dressing {sum(rules.dressing):,} and a "
+            f"counter per card), could take a balance or the board past ±{MAX_COUNTERS:,} counters, the bound of "
+            "the observation space (MAX_COUNTERS): use smaller counts, a smaller dressing or fewer deals")
 
 
 def bounds(size: int = OBS_SIZE, layout: tuple[tuple[str, int, int, str], ...] = LAYOUT) -> tuple[np.ndarray, np.ndarray]:
@@ -498,6 +518,15 @@ class Encoder:
         self._over = False
         self._to_act = self._leader = self._forced = -1
         self.sync()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Every slot but the memoryview (which no pickle or deepcopy takes): an env holding an encoder copies."""
+        return {name: getattr(self, name) for name in self.__slots__ if name != "_mv" and hasattr(self, name)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._mv = memoryview(self.state)
 
     def sync(self) -> None:
         """Bring the state up to date with the deal (cheap: only what changed since the last call)."""

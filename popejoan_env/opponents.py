@@ -45,7 +45,9 @@ def parse_mix(mix: str | Mapping[str, float] | Sequence[str]) -> list[tuple[str,
         except PopeJoanError as err:
             raise OpponentMixError(str(err)) from None
         for part in parts:
-            name, sep, weight = part.rpartition(":") if ":" in part else (part, "", "1")
+            # A weight follows the last ':'; a tail with '=' is the spec's last parameter (pimc:samples=8), no weight.
+            tail = part.rpartition(":")[2]
+            name, sep, weight = part.rpartition(":") if ":" in part and "=" not in tail else (part, "", "1")
             try:
                 items.append((name.strip(), float(weight)))
             except ValueError:
@@ -108,6 +110,9 @@ class OpponentPool:
         self.snapshot_paths: list[str] = []
         # Snapshots sample their moves from the generator of whoever runs the table (see ``use_rng``).
         self._rng = np.random.default_rng()
+        if isinstance(snapshots, (str, bytes, os.PathLike)):  # else read letter by letter: "model file 'm'"
+            raise PopeJoanError(f"snapshots must be a list of model files, got one path {brief(snapshots)}: "
+                                "write snapshots=[path]")
         for path in snapshots:
             self.add_snapshot(path)
 

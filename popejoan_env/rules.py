@@ -207,10 +207,12 @@ def _preset_name_of(rules: Rules) -> str:
     return "custom"
 
 
-def check_players(players: int) -> None:
-    """Refuse a player count outside 3..8."""
-    if as_int(players) is None or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+def check_players(players: int) -> int:
+    """The player count as an int (a numpy integer's too: records are JSON); a RulesError outside 3..8."""
+    count = as_int(players)
+    if count is None or not MIN_PLAYERS <= count <= MAX_PLAYERS:
         raise RulesError(f"players must be an integer from {MIN_PLAYERS} to {MAX_PLAYERS}, got {brief(players)}")
+    return count
 
 
 MODERN = Rules(name="modern")

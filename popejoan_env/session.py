@@ -37,7 +37,7 @@ class Session:
     ) -> None:
         rules = resolve_rules(rules)
         try:
-            check_players(players)
+            players = check_players(players)
         except ValueError:
             raise InvalidDealError(f"a session needs 3 to 8 players, got {brief(players)}") from None
         if deals is None:
@@ -45,6 +45,9 @@ class Session:
         if as_int(deals) is None or deals < 1:
             raise InvalidDealError(f"a session needs a positive number of deals, got {brief(deals)}")
         first_dealer = check_seat(first_dealer, players, "first_dealer")
+        if rng is not None and not callable(getattr(rng, "permutation", None)):
+            raise InvalidDealError(f"rng must be a numpy.random.Generator (or None for explicit deals), got "
+                                   f"{type(rng).__name__}")
         self.rules = rules
         self.players = players
         self.rng = rng
@@ -82,7 +85,11 @@ class Session:
         if self.deals and not self.deals[-1].done:
             raise GameOverError("the current deal is not finished; play it out before the next deal")
         if self.over:
-            raise GameOverError(f"the session is over after {len(self.deals)} deals")
+            why = ""
+            if self.ended_broke:  # say why: the dealer's counters, the dressing, no credit
+                why = (f": the dealer, seat {self.dealer}, holds {self.balances[self.dealer]} counters and cannot pay "
+                       f"the dressing ({sum(self.rules.dressing)}) under allow_credit=false")
+            raise GameOverError(f"the session is over after {len(self.deals)} deals{why}")
         if hands is not None or dead is not None:
             if hands is None or dead is None:
                 raise InvalidDealError("an explicit deal needs both hands and dead")

@@ -125,7 +125,7 @@ class BatchDeals:
     ) -> None:
         rules = resolve_rules(rules)
         try:
-            check_players(players)
+            players = check_players(players)
         except ValueError:
             raise InvalidDealError(f"a batch needs 3 to 8 players, got {brief(players)}") from None
         n = check_batch_size(num_deals)
@@ -246,16 +246,25 @@ class BatchDeals:
         batch.lone_leads = bool(lone_leads)
         return batch
 
+    def _slot(self, slot: object) -> int:
+        """``slot`` as a slot number 0..n-1 (numpy integers too), else an InvalidDealError: never a numpy index
+        (-1 is not the last slot, True not slot 1)."""
+        value = as_int(slot)
+        if value is None or not 0 <= value < self.num_deals:
+            raise InvalidDealError(f"slot must be an integer 0..{self.num_deals - 1}, got {brief(slot)}")
+        return value
+
     def to_deal(self, slot: int) -> Deal:
         """The deal in ``slot`` as a scalar ``Deal`` in the same state (dealt from its cards and board, its plays
         replayed): for players and checks that need the scalar engine's objects (``SeatView`` included)."""
-        return records.to_deal(self.state, self.rules, self.players, slot)
+        return records.to_deal(self.state, self.rules, self.players, self._slot(slot))
 
     def deal_record(self, slot: int) -> dict[str, Any]:
         """The ``popejoan-record/1`` object of the finished deal in ``slot`` (needs ``record=True``)."""
         if not self.record:
             raise GameOverError("records need a batch made with record=True")
-        if not 0 <= slot < self.num_deals or not self.done[slot]:
+        slot = self._slot(slot)
+        if not self.done[slot]:
             raise GameOverError(f"deal {brief(slot)} of the batch is not a finished deal")
         return records.game_records(self.state, self.rules, self.players, np.array([slot]))[0]
 
@@ -310,11 +319,11 @@ class BatchDeals:
 
     def dead_of(self, slot: int) -> list[int]:
         """Card ids of the dead hand of the deal in ``slot``, the turn-up last."""
-        return records.dead_of(self.state, slot)
+        return records.dead_of(self.state, self._slot(slot))
 
     def plays_of(self, slot: int) -> list[int]:
         """Card ids of the deal in ``slot`` in the order played."""
-        return records.plays_of(self.state, slot)
+        return records.plays_of(self.state, self._slot(slot))
 
     @property
     def play_cards(self) -> np.ndarray:
@@ -339,6 +348,8 @@ class BatchDeals:
 
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal lead per deal (-1 in a finished deal), drawn with ``rng``."""
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidDealError(f"random_actions needs a numpy.random.Generator, got {type(rng).__name__}")
         legal, count = self._all_legal()
         uniforms = rng.random(self.num_deals)
         out = np.empty(self.num_deals, dtype=np.int64)

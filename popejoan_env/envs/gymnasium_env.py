@@ -89,11 +89,13 @@ import numpy as np
 from gymnasium import spaces
 
 from popejoan_env.cards import NUM_CARD_IDS
-from popejoan_env.checks import as_int, as_seed, brief, check_render_mode, check_reward_scale, episode_deals, split_list
+from popejoan_env.checks import (
+    as_int, as_seed, brief, check_illegal_reward, check_render_mode, check_reward_scale, episode_deals, split_list,
+)
 from popejoan_env.engine import Deal
-from popejoan_env.envs.pettingzoo_aec import ILLEGAL_REWARD
+from popejoan_env.envs.pettingzoo_aec import _OPTION_KEYS, ILLEGAL_REWARD, _meant_option
 from popejoan_env.errors import IllegalActionError, PopeJoanError
-from popejoan_env.observation import MAX_COUNTERS, OBS_SIZE, Encoder, bounds
+from popejoan_env.observation import MAX_COUNTERS, OBS_SIZE, Encoder, bounds, check_counters_fit
 from popejoan_env.opponents import SELF, OpponentMixError, OpponentPool, parse_mix
 from popejoan_env.render import describe
 from popejoan_env.rules import RulesLike, check_players, resolve_rules
@@ -113,11 +115,10 @@ def episode_options(deals: object, balance_range: object) -> tuple[int, tuple[in
     count = episode_deals(deals)
     if balance_range is None:
         return count, None
-    try:
-        lo, hi = (int(x) for x in balance_range)  # type: ignore[union-attr]
-    except (TypeError, ValueError):
-        lo, hi = 1, 0
-    if lo > hi:
+    pair = list(balance_range) if isinstance(balance_range, (list, tuple, np.ndarray)) else []
+    # Two integers, never read otherwise: not a string's digits ("12" is not (1, 2)), not 1.7 as 1, not inf.
+    lo, hi = (as_int(x) for x in pair) if len(pair) == 2 else (None, None)
+    if lo is None or hi is None or lo > hi:
         raise PopeJoanError(f"balance_range must be two integers (low, high), low <= high; got {brief(balance_range)}")
     # The observation scales balances into a bounded Box (observation.bounds): refuse what it could not hold.
     limit = MAX_COUNTERS // 2
@@ -131,13 +132,7 @@ def illegal_options(illegal_action: object, illegal_reward: object) -> tuple[str
     """What an illegal card does (``ILLEGAL_ACTIONS``) and its reward in counters, checked."""
     if illegal_action not in ILLEGAL_ACTIONS:
         raise PopeJoanError(f"illegal_action must be one of {list(ILLEGAL_ACTIONS)}, got {brief(illegal_action)}")
-    try:
-        reward = float(illegal_reward)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        reward = float("nan")
-    if isinstance(illegal_reward, bool) or not np.isfinite(reward):
-        raise PopeJoanError(f"illegal_reward must be a finite number of counters, got {brief(illegal_reward)}")
-    return str(illegal_action), reward
+    return str(illegal_action), check_illegal_reward(illegal_reward)
 
 
 def table_sizes(players: int | Sequence[int] | str) -> tuple[int, ...]:
@@ -156,9 +151,7 @@ def table_sizes(players: int | Sequence[int] | str) -> tuple[int, ...]:
                             f"{brief(players)}")
     if not sizes:
         raise PopeJoanError("players must name at least one table size (3..8)")
-    for n in sizes:
-        check_players(n)
-    return sizes  # type: ignore[return-value]
+    return tuple(check_players(n) for n in sizes)
 
 
 class PopeJoanGymEnv(gym.Env):
@@ -185,9 +178,16 @@ class PopeJoanGymEnv(gym.Env):
     ) -> None:
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.rules = resolve_rules(rules)
+        self.rules.check_startable()
         self.table_sizes = table_sizes(players)
         self.deals, self.balance_range = episode_options(deals, balance_range)
+        if self.balance_range is not None and not self.rules.can_deal(self.balance_range[0]):
+            raise PopeJoanError(f"balance_range {self.balance_range} lets a dealer start below the dressing "
+                                f"({sum(self.rules.dressing)} counters) under allow_credit=false: no deal could be "
+                                "dealt then; start the range at the dressing or allow credit")
         self.illegal_action, self.illegal_reward = illegal_options(illegal_action, illegal_reward)
+        low, high = self.balance_range or (self.rules.start_counters, self.rules.start_counters)
+        check_counters_fit(self.rules, self.deals, low, high, 0, "rules, deals and balance_range")
         self.lone_leads = bool(lone_leads)
         self.reward_scale = check_reward_scale(reward_scale)
         self.observation_space = spaces.Box(*bounds(), shape=(OBS_SIZE,), dtype=np.float32)
@@ -223,8 +223,20 @@ class PopeJoanGymEnv(gym.Env):
 
     # ------------------------------------------------------------- gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
-        """Deal a new episode: table size, dealer, learner seat and opponents drawn at random."""
-        super().reset(seed=as_seed(seed))
+        """Deal a new episode: table size, dealer, learner seat and opponents drawn at random.  A refused reset
+        changes nothing (it is refused before anything is drawn)."""
+        seed = as_seed(seed)
+        if isinstance(options, Mapping):
+            # Others' options are ignored, as Gymnasium's envs do; the AEC env's would silently deal a random deal.
+            ours = [key for key in options if key in _OPTION_KEYS or _meant_option(str(key)) is not None]
+            if ours:
+                raise PopeJoanError(f"PopeJoanGymEnv.reset takes no {brief(ours)} option: the learner's deals are "
+                                    "drawn at random (an exact deal, board or balances: the AEC env's raw_env.reset)")
+        if SELF in self.pool.names and not self.pool.snapshots:
+            # Refused here, whatever the draw: refused mid-draw it left the old deal with a new learner seat.
+            raise PopeJoanError("the opponents mix names 'self' but no learner snapshot was given; "
+                                "pass snapshots=[model.zip] or call add_snapshot(path) before reset()")
+        super().reset(seed=seed)
         if seed is not None:
             # Players' own generators follow the env seed, so a seeded episode replays exactly.
             self._rng = np.random.default_rng(self.np_random.integers(2**63))

@@ -227,6 +227,7 @@ reads it, and an agent that acts on it cheats.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import warnings
 from collections.abc import Mapping, Sequence
@@ -239,12 +240,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from popejoan_env.cards import NUM_CARD_IDS, names_of
-from popejoan_env.checks import as_int, as_seed, brief, check_render_mode, episode_deals
+from popejoan_env.checks import as_int, as_seed, brief, check_illegal_reward, check_render_mode, episode_deals
 from popejoan_env.engine import Deal, check_seat, parse_balances, parse_board
 from popejoan_env.envs.registration import ENV_VERSION
 from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError, PopeJoanError
 from popejoan_env.observation import (
-    LAYOUT, MAX_COUNTERS, OBS_SIZE, STATE_LAYOUT, STATE_SIZE, Encoder, bounds, layout_table,
+    LAYOUT, MAX_COUNTERS, OBS_SIZE, STATE_LAYOUT, STATE_SIZE, Encoder, bounds, check_counters_fit, layout_table,
 )
 from popejoan_env.render import describe
 from popejoan_env.rules import Rules, RulesLike, check_players, resolve_rules
@@ -269,7 +270,7 @@ _UNBOUNDED = 1 << 62
 
 def env(**kwargs: Any) -> AECEnv:
     """The Pope Joan AEC env with PettingZoo's standard wrappers (illegal card → episode ends, ``illegal_reward``)."""
-    illegal_reward = float(kwargs.pop("illegal_reward", ILLEGAL_REWARD))
+    illegal_reward = check_illegal_reward(kwargs.pop("illegal_reward", ILLEGAL_REWARD))
     e: AECEnv = raw_env(**kwargs)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
     e = wrappers.AssertOutOfBoundsWrapper(e)
@@ -359,9 +360,12 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         EzPickle.__init__(self, players, rules, render_mode=render_mode, auto_forced=auto_forced, deals=deals,
                           dealer=dealer)
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
-        check_players(players)
+        players = check_players(players)
         self.rules: Rules = resolve_rules(rules)
+        self.rules.check_startable()  # else every reset would be refused
         self.deals_per_episode = episode_deals(deals)
+        start = self.rules.start_counters
+        check_counters_fit(self.rules, self.deals_per_episode, start, start, 0, "rules and deals")
         if dealer is not None:
             if as_int(dealer) is None or not 0 <= dealer < players:
                 raise PopeJoanError(f"dealer must be None (random) or a seat 0..{players - 1}, got {brief(dealer)}")
@@ -400,14 +404,24 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[0]
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> raw_env:
+        """A copy of the env as it stands, mid-episode too (a search's clone).  ``pickle`` keeps EzPickle's way (the
+        constructor's arguments: a fresh env, to send to another process); ``copy.deepcopy`` took it too, and so
+        gave an env without its deal."""
+        new = self.__class__.__new__(self.__class__)
+        memo[id(self)] = new
+        for name, value in self.__dict__.items():
+            setattr(new, name, copy.deepcopy(value, memo))
+        return new
+
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
         """The (cached) observation space of an agent."""
-        return self.observation_spaces[agent]
+        return self.observation_spaces[self.possible_agents[self.seat_of(agent)]]
 
     def action_space(self, agent: str) -> spaces.Space:
         """The (cached) action space of an agent: Discrete(52)."""
-        return self.action_spaces[agent]
+        return self.action_spaces[self.possible_agents[self.seat_of(agent)]]
 
     # ------------------------------------------------------------------ queries
     @property
@@ -425,12 +439,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         return self._session
 
     def seat_of(self, agent: str) -> int:
-        """The seat of an agent (``player_i`` is seat ``i``)."""
-        return self._seat_of[agent]
+        """The seat of an agent (``player_i`` is seat ``i``); an unknown agent is a PopeJoanError naming the agents."""
+        seat = self._seat_of.get(agent) if isinstance(agent, str) else None
+        if seat is None:
+            raise PopeJoanError(f"unknown agent {brief(agent)}; the agents are {self.possible_agents}")
+        return seat
 
     def seat_view(self, agent: str) -> SeatView:
         """What ``agent``'s seat may know now (the ``SeatView`` its observation encodes): what players ``act`` on."""
-        return seat_view(self.deal, self._seat_of[agent])
+        return seat_view(self.deal, self.seat_of(agent))
 
     def records(self) -> list[dict[str, Any]]:
         """Game records (``popejoan-record/1``) of every finished deal of this episode, in order."""
@@ -535,6 +552,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if balance_list is not None and max(abs(b) for b in balance_list) > limit:
             raise InvalidDealError(f"options['balances'] must lie within ±{limit:,} (the observation's bound), "
                                    f"got {balance_list}")
+        low = min(balance_list) if balance_list is not None else self.rules.start_counters
+        high = max(balance_list) if balance_list is not None else self.rules.start_counters
+        check_counters_fit(self.rules, self.deals_per_episode, low, high,
+                           sum(board_list) if board_list is not None else 0, "reset options")
         return explicit, board_list, balance_list
 
     # ------------------------------------------------------------------ play
@@ -622,7 +643,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     # ------------------------------------------------------------------ observe
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32[1285], "action_mask": int8[52]}`` from ``agent``'s seat."""
-        seat = self._seat_of[agent]
+        seat = self.seat_of(agent)
         encoder = self._synced_encoder("observe()")
         deal = self._deal
         assert deal is not None

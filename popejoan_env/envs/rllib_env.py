@@ -17,6 +17,7 @@ Importing this module imports ray (``pip install 'popejoan[ray]'``).
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,9 +27,9 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
 from popejoan_env.envs.pettingzoo_aec import env as aec_env
-from popejoan_env.checks import brief, check_reward_scale
+from popejoan_env.checks import as_int, as_seed, brief, check_reward_scale
 from popejoan_env.envs.gymnasium_env import table_sizes
-from popejoan_env.errors import PopeJoanError
+from popejoan_env.errors import GameOverError, IllegalActionError, PopeJoanError
 from popejoan_env.rules import MAX_PLAYERS, Rules, RulesLike, check_players, resolve_rules
 
 AGENTS = [f"player_{i}" for i in range(MAX_PLAYERS)]
@@ -56,22 +57,37 @@ class MixedTablesEnv(MultiAgentEnv):
         self.action_spaces = {a: first.action_spaces["player_0"] for a in AGENTS}
         self.observation_space = gym.spaces.Dict(self.observation_spaces)
         self.action_space = gym.spaces.Dict(self.action_spaces)
-        seed = config.get("seed")
-        self.rng = np.random.default_rng(None if seed is None else [int(seed), *index])
+        seed = as_seed(config.get("seed"))  # 2.7 is refused, never read as 2; so are -1 and "abc"
+        self.rng = np.random.default_rng(None if seed is None else [seed, *index])
         self.table: PettingZooEnv = first
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
-        """Deal a new episode at a drawn table size; ``seed`` restarts the env's Generator."""
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-        n = self.table_sizes[int(self.rng.integers(len(self.table_sizes)))]
-        self.table = self.tables[n]
-        self.agents = AGENTS[:n]
-        obs, infos = self.table.reset(seed=int(self.rng.integers(2**63)), options=options)
+        """Deal a new episode at a drawn table size; ``seed`` restarts the env's Generator.  A refused reset (a bad
+        seed or bad options) changes nothing: not the table, not the agents, not the Generator."""
+        seed = as_seed(seed)
+        rng = np.random.default_rng(seed) if seed is not None else self.rng
+        saved = rng.bit_generator.state
+        try:
+            n = self.table_sizes[int(rng.integers(len(self.table_sizes)))]
+            table = self.tables[n]
+            obs, infos = table.reset(seed=int(rng.integers(2**63)), options=options)
+        except BaseException:
+            rng.bit_generator.state = saved
+            raise
+        self.rng, self.table, self.agents = rng, table, AGENTS[:n]
         return obs, infos
 
     def step(self, action_dict: dict) -> tuple[dict, dict, dict, dict, dict]:
         """Play the acting seat's card; rewards (scaled) of the seats that report them."""
+        aec = self.table.env
+        if not aec.agents:
+            raise GameOverError("the episode is over; call reset()")
+        acting = aec.agent_selection
+        if not isinstance(action_dict, Mapping) or acting not in action_dict:
+            # RLlib's wrapper would raise a bare KeyError of the acting agent
+            given = sorted(map(str, action_dict)) if isinstance(action_dict, Mapping) else action_dict
+            raise IllegalActionError(f"step needs the card of {acting}, the agent to act; got actions for "
+                                     f"{brief(given)}")
         obs, rewards, terminated, truncated, infos = self.table.step(action_dict)
         rewards = {a: float(r) * self.reward_scale for a, r in rewards.items()}
         # ``agents`` keeps the table's seats until the next reset: the last step's observations are theirs
@@ -127,16 +143,25 @@ def configure(
         ACTIVATIONS, MaskedPolicyModule, SeatModules, module_ids, set_torch_threads,
     )
 
+    from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
+    from popejoan_env.observation import OBS_SIZE
+
     sizes = list(table_sizes(players))
     rules_dict = resolve_rules(rules).to_dict()
-    arch = [int(w) for w in net_arch] if isinstance(net_arch, (list, tuple)) else []
-    if not arch or any(w < 1 for w in arch):
+    seed = as_seed(seed)
+    arch = [as_int(w) for w in net_arch] if isinstance(net_arch, (list, tuple)) else []
+    if not arch or any(w is None or w < 1 for w in arch):  # 1.5 is refused, never read as 1
         raise PopeJoanError(f"net_arch must be a list of layer widths (positive integers), got {brief(net_arch)}")
+    widths = [OBS_SIZE, *arch, 52]
+    if sum(a * b + b for a, b in zip(widths, widths[1:])) > MAX_NETWORK_VALUES:  # counted before RLlib builds it
+        raise PopeJoanError(f"net_arch {brief(net_arch)} makes an actor of more than {MAX_NETWORK_VALUES:,} values, "
+                            "which no model file holds (MAX_NETWORK_VALUES): choose narrower layers")
     if activation not in ACTIVATIONS:
         raise PopeJoanError(f"activation must be one of {sorted(ACTIVATIONS)}, got {brief(activation)}")
     if type(snapshots) is not int or snapshots < 0:
         raise PopeJoanError(f"snapshots must be a non-negative integer, got {brief(snapshots)}")
-    if not 0.0 <= float(snapshot_prob) <= 1.0:
+    if isinstance(snapshot_prob, bool) or not isinstance(snapshot_prob, numbers.Real) \
+            or not 0.0 <= float(snapshot_prob) <= 1.0:
         raise PopeJoanError(f"snapshot_prob must lie in 0..1, got {brief(snapshot_prob)}")
     if torch_threads is not None and (type(torch_threads) is not int or torch_threads < 1):
         raise PopeJoanError(f"torch_threads must be None or a positive integer, got {brief(torch_threads)}")

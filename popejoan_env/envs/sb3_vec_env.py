@@ -71,6 +71,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from threadpoolctl import threadpool_limits
 
 from popejoan_env.batch import BatchDeals, Finished
+from popejoan_env.batch.state import MAX_BATCH_DEALS
 from popejoan_env.batch_observation import HIDDEN_SIZE, encode_batch, hidden_batch
 from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS
 from popejoan_env.checks import as_int, brief, check_reward_scale
@@ -149,8 +150,9 @@ class BatchVecEnv(VecEnv):
         oracle: bool = False,
     ) -> None:
         n = as_int(num_envs)
-        if n is None or n < 1:
-            raise PopeJoanError(f"num_envs must be a positive integer, got {brief(num_envs)}")
+        if n is None or not 1 <= n <= MAX_BATCH_DEALS // 2:  # each table holds 2 * num_envs deals
+            raise PopeJoanError(f"num_envs must be an integer 1..{MAX_BATCH_DEALS // 2:,} (each table holds twice as "
+                                f"many deals, at most MAX_BATCH_DEALS), got {brief(num_envs)}")
         deals, balance_range = episode_options(deals, balance_range)
         self.rules = resolve_rules(rules)
         self.table_sizes = table_sizes(players)

@@ -491,6 +491,8 @@ def read_sb3_zip(path: str | os.PathLike[str], weights: bool = True) -> tuple[di
     """(SB3's ``data`` JSON, the ``policy.pth`` state_dict or None) of a zip Stable-Baselines3 saved without
     ``popejoan.json``, read as ``read_model`` reads (bounded, no pickle); None for any other file."""
     path = os.fspath(path)
+    if not os.path.isfile(path):  # a device or a pipe: zipfile would read it to its end (/dev/zero: forever)
+        return None
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()

@@ -82,6 +82,11 @@ class Policy:
         legal logit (the lowest card id of a tie), or with ``rng`` and not ``deterministic`` a sample of the
         masked softmax, one uniform per row in order, none for a row with one legal card."""
         z = np.where(legal, self.logits(obs), -np.inf)
+        if not np.isfinite(z[legal]).all():
+            # Finite weights can still overflow float32 (a diverged run): an infinite or NaN logit picks no card
+            # (the softmax is NaN: card 0, legal or not), so it is refused, as weights that are not finite are.
+            raise ModelFileError(f"{self.path}: the network's logits are not finite for this observation (weights "
+                                 "too large for float32): it cannot pick a card")
         out = np.argmax(z, axis=1)
         if deterministic or rng is None:
             return out

@@ -38,7 +38,7 @@ import os
 import re
 import sys
 
-from popejoan_env.checks import brief, one_line
+from popejoan_env.checks import as_seed, brief, one_line
 from popejoan_env.nets.model_file import ModelFileError
 from popejoan_env.nets.shipped import SHIPPED, SHIPPED_MODEL, shipped_model
 from popejoan_env.players.base import Player, ScriptedPlayer, UnknownPlayerError
@@ -257,6 +257,7 @@ def make_player(spec: str, seed: int | None = None) -> Player:
     """A player from a spec: a scripted name with optional parameters, or a saved model's path."""
     if not isinstance(spec, str) or not spec.strip():
         raise UnknownPlayerError(f"a player spec must be a non-empty string, got {brief(spec, 200)}")
+    seed = as_seed(seed)  # before anything is loaded or imported: -1, 2.5 and a Generator are refused by name
     if is_model_path(spec):
         if not os.path.exists(spec):
             raise UnknownPlayerError(f"no saved model at {brief(spec, 200)} (a player spec ending in .zip is a model "

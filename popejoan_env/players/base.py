@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from popejoan_env.cards import names_of
-from popejoan_env.checks import as_int, brief, one_line
+from popejoan_env.checks import as_int, as_seed, brief, one_line
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.seat_view import SeatView, seat_view
 
@@ -131,8 +131,8 @@ class ScriptedPlayer:
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
-        """Re-seed this player's generator."""
-        self.rng = np.random.default_rng(seed)
+        """Re-seed this player's generator (None, or a non-negative integer: never a Generator to share)."""
+        self.rng = np.random.default_rng(as_seed(seed))
 
     def act(self, view: SeatView) -> int:
         """The card to play: the only legal card at once, else ``choose(view)``."""

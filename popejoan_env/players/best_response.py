@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from popejoan_env.checks import as_int, brief
+from popejoan_env.checks import as_int, as_seed, brief
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.players.base import Player, UnknownPlayerError, act_batch, ask, call_reset, legal_of
 from popejoan_env.players.stops_first import stops_first_key
@@ -241,7 +241,7 @@ class BestResponsePlayer:
         """Re-seed the player's generator and, from it, every copy of a player it holds; ``agent_seed`` re-seeds
         the copy of the agent whose card is the fallback: given the seed AGENT has at this seat in the game compared
         with, the search plays that very game, a stochastic AGENT's draws included, until it deviates."""
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(as_seed(seed))
         for copy in (self.others, self.reference, self.own):
             call_reset(copy, int(self.rng.integers(2**63)))
         if agent_seed is not None:

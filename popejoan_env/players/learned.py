@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from popejoan_env.checks import as_seed
 from popejoan_env.moved import moved_name
 from popejoan_env.nets.policy import Policy, load_policy
 from popejoan_env.observation import encode_view, play_rules
@@ -44,7 +45,7 @@ class LearnedPlayer:
             if name == "model":  # models/<run>/model.zip: the run name says more
                 name = os.path.basename(os.path.dirname(os.path.abspath(policy.path))) or "model"
         self.name = name
-        self.rng = rng if rng is not None else np.random.default_rng(seed)
+        self.rng = rng if rng is not None else np.random.default_rng(as_seed(seed))
         self._checked: Rules | None = None
 
     @property
@@ -54,7 +55,7 @@ class LearnedPlayer:
 
     def reset(self, seed: int | None = None) -> None:
         """Restart the player's generator (used only when not deterministic)."""
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(as_seed(seed))
 
     def act(self, view: SeatView) -> int:
         """The card to play: the only legal one at once, else the policy's (best logit, or a masked-softmax sample)."""
