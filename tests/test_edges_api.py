@@ -397,3 +397,16 @@ def test_deal_and_session_rng_checked(bad):
 def test_batch_vec_env_size_refused_when_built():
     with pytest.raises(PopeJoanError, match="num_envs"):
         BatchVecEnv(3_000_000)
+
+
+# Sessions of the vector envs are bounded as every env's episodes are (MAX_EPISODE_DEALS): the Box holds them.
+
+@pytest.mark.parametrize("length", [1001, 10**9, 0, 2.5])
+def test_session_length_bounded(length):
+    from popejoan_env.envs.gymnasium_vector_env import PopeJoanVectorEnv
+
+    with pytest.raises(PopeJoanError, match=r"session_length must be an integer 1\.\.1,000"):
+        PopeJoanVectorEnv(2, session_length=length)
+    with pytest.raises(PopeJoanError, match=r"session_length must be an integer 1\.\.1,000"):
+        BatchDeals(players=4, num_deals=2, rng=np.random.default_rng(0), session_length=length)
+    assert PopeJoanVectorEnv(2, session_length=1000).session_length == 1000

@@ -29,7 +29,7 @@ from popejoan_env.batch.dealing import DealSource, check_orders, deal_slots
 from popejoan_env.batch.records import Finished
 from popejoan_env.batch.state import BatchState, Tables, allocate, check_batch_size, compiled, popcount, tables_of
 from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS, PACK
-from popejoan_env.checks import as_int, brief
+from popejoan_env.checks import MAX_EPISODE_DEALS, as_int, brief
 from popejoan_env.engine import Deal, parse_board
 from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError
 from popejoan_env.rules import MODERN, Rules, RulesLike, check_players, resolve_rules
@@ -136,8 +136,9 @@ class BatchDeals:
         if deal_seed is not None and (as_int(deal_seed) is None or deal_seed < 0):
             raise InvalidDealError(f"deal_seed must be a non-negative integer, got {brief(deal_seed)}")
         length = as_int(session_length)
-        if length is None or length < 1:
-            raise InvalidDealError(f"session_length must be a positive integer, got {brief(session_length)}")
+        if length is None or not 1 <= length <= MAX_EPISODE_DEALS:  # the observation's Box holds such sessions
+            raise InvalidDealError(f"session_length must be an integer 1..{MAX_EPISODE_DEALS:,}, got "
+                                   f"{brief(session_length)}")
         checked_orders = None if orders is None else check_orders(orders)
         start_board = np.array(parse_board(board), dtype=np.int64)
         dealers = np.asarray(first_dealer)

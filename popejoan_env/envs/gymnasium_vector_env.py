@@ -77,7 +77,7 @@ from gymnasium.vector.utils import batch_space
 from popejoan_env.batch import BatchDeals
 from popejoan_env.batch_observation import encode_batch
 from popejoan_env.cards import NUM_CARD_IDS
-from popejoan_env.checks import as_int, as_seed, brief
+from popejoan_env.checks import MAX_EPISODE_DEALS, as_int, as_seed, brief
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.observation import OBS_SIZE, bounds
 from popejoan_env.rules import RulesLike, check_players, resolve_rules
@@ -106,10 +106,11 @@ class PopeJoanVectorEnv(VectorEnv):
         n = as_int(num_envs)
         if n is None or not 1 <= n <= MAX_ENVS:
             raise PopeJoanError(f"num_envs must be an integer from 1 to {MAX_ENVS:,}, got {brief(num_envs)}")
-        check_players(players)
+        players = check_players(players)
         length = as_int(session_length)
-        if length is None or length < 1:
-            raise PopeJoanError(f"session_length must be a positive integer, got {brief(session_length)}")
+        if length is None or not 1 <= length <= MAX_EPISODE_DEALS:  # the observation's Box holds such sessions
+            raise PopeJoanError(f"session_length must be an integer 1..{MAX_EPISODE_DEALS:,}, got "
+                                f"{brief(session_length)}")
         if not isinstance(lone_leads, (bool, np.bool_)):
             raise PopeJoanError(f"lone_leads must be True or False, got {brief(lone_leads)}")
         self.rules = resolve_rules(rules)
