@@ -125,10 +125,28 @@ def fork_pool(workers: int) -> multiprocessing.pool.Pool:
     terminates them. They share ``first_in_command``'s answer with the command."""
     import multiprocessing
 
+    import threading
+
     context = multiprocessing.get_context("fork")
     if not _shared:
         _shared.append(context.Value("b", bool(_asked)))
-    return context.Pool(workers, initializer=_worker_starts)
+    if threading.current_thread() is not threading.main_thread():
+        return context.Pool(workers, initializer=_worker_starts)
+    # A Ctrl-C that lands while a worker is forked would be raised inside one of the interpreter's at-fork handlers,
+    # where Python reports "Exception ignored" and goes on: the command then ran to its end.  It is noted while the
+    # workers are made, and raised once they exist, the pool ended first.
+    pressed: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        pool = context.Pool(workers, initializer=_worker_starts)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed and previous is not signal.SIG_IGN:
+        pool.terminate()
+        if callable(previous):
+            previous(signal.SIGINT, None)  # Python's own handler raises KeyboardInterrupt
+        raise KeyboardInterrupt
+    return pool
 
 
 _NEGATIVE = re.compile(r"-\.?\d")
