@@ -905,3 +905,15 @@ def test_the_kernels_numbers_are_those_of_the_rules_cards_and_records() -> None:
     causes = records._CAUSES
     assert (causes[kernels._TURNUP_CAUSE], causes[kernels._PLAY], causes[kernels._GAME_CAUSE]) == \
         ("turnup", "play", "game")
+
+
+def test_records_hold_compartments_beyond_32_bits() -> None:
+    """A board may hold up to 2**53-1 counters a compartment: the batch's records carry the amounts taken exactly."""
+    board = [0, 0, 0, 0, 0, 0, 0, 3_000_000_000]
+    batch = BatchDeals(MODERN, 4, 1, deal_seed=1, board=board, record=True, lone_leads=False)
+    finished = batch.advance()
+    while not len(finished):
+        finished = batch.step(batch_choices(batch))
+    record = finished.records[0]
+    assert record["awards"][-1][2:] == ["game", 3_000_000_001]
+    verify_record(record)

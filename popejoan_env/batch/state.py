@@ -61,7 +61,8 @@ class BatchState(NamedTuple):
     deal_ids: np.ndarray         # [n] int64: global number of the deal in the order dealt
     deal_in_session: np.ndarray  # [n] int64: the deal's number in its session, from 1
     session_ids: np.ndarray      # [n] int64: the session's number, in the order sessions started
-    events: np.ndarray           # [n, MAX_EVENTS, 5] int32: awards if recording: key, cause, seat, compartment, amount
+    events: np.ndarray           # [n, MAX_EVENTS, 5] int64: awards if recording: key, cause, seat, compartment, amount
+                                 # (int64: an amount is a compartment's count, which a board may hold up to 2**53-1)
     num_events: np.ndarray       # [n] int64: awards written in ``events``
 
 
@@ -107,7 +108,7 @@ def allocate(n: int, players: int, dead_size: int) -> BatchState:
         trumps=zeros(n, np.int64), pair_by=np.full((n, 3), -1, np.int64), play_order=zeros((n, NUM_CARD_IDS), np.int8),
         led=zeros((n, NUM_CARD_IDS), bool), num_plays=zeros(n, np.int64), deal_ids=zeros(n, np.int64),
         deal_in_session=zeros(n, np.int64), session_ids=zeros(n, np.int64),
-        events=zeros((n, MAX_EVENTS, 5), np.int32), num_events=zeros(n, np.int64),
+        events=zeros((n, MAX_EVENTS, 5), np.int64), num_events=zeros(n, np.int64),
     )
 
 

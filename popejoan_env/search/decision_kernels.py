@@ -173,7 +173,7 @@ def play_worlds(masks, position, tables, gains):  # type: ignore[no-untyped-def]
     winner = np.full(1, -1, dtype=np.int64)
     done = np.zeros(1, dtype=np.bool_)
     trumps_now = np.full(1, trumps, dtype=np.int64)
-    events = np.zeros((1, 16, 5), dtype=np.int32)
+    events = np.zeros((1, 16, 5), dtype=np.int64)  # the dtype of BatchState.events: one compiled play_rows
     num_events = np.zeros(1, dtype=np.int64)
     row = np.zeros(1, dtype=np.int64)
     lead = np.empty(1, dtype=np.int64)
