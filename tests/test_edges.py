@@ -1765,3 +1765,16 @@ def test_deals_per_episode_have_one_bound_in_the_envs_and_the_commands() -> None
     play = next(a for a in build_parser()._subparsers._group_actions[0].choices["play"]._actions
                 if a.dest == "deals")
     assert play.type.high == MAX_EPISODE_DEALS
+
+
+def test_a_random_first_deal_that_ends_the_session_at_its_turnup_is_dealt_again() -> None:
+    """Credit off, few counters: a random first deal ending at a turned-up Pope can leave the next dealer broke.
+    reset() deals a fresh session then (it used to raise, and roll the generator back so that every later
+    unseeded reset() replayed the same deal and was refused for ever)."""
+    from popejoan_env.envs.pettingzoo_aec import raw_env
+
+    e = raw_env(players=3, rules={"preset": "victorian", "allow_credit": False, "start_counters": 20})
+    e.reset(seed=0)
+    for _ in range(300):
+        e.reset()
+        assert not e.deal.done and not any(e.terminations.values())

@@ -95,7 +95,10 @@ balance, far beyond any session, while float32 still holds every count
 exactly (integers up to `2**24`).  Scaled, that is `2**20 / 16 = 65536` for
 the board and `±2**20 / 64 = ±16384` for the balances; every other entry lies in
 [0, 1], or [0, 51/16] for the sizes.  Normalise by the scales above, not by the
-bounds.
+bounds.  An episode whose counters could pass `MAX_COUNTERS` is refused when the
+env is built and at `reset` (`observation.check_counters_fit`: the starting
+board and balances, then at most the dressing and a counter a card moved each
+deal); the default rules fit with room over 1,000 deals.
 
 ### Legal Actions Mask
 
@@ -168,6 +171,9 @@ popejoan simulate --players 4 --preset modern --deals 10000 --seed 1 --session-l
   and the next deal (next dealer, board and balances carried) is dealt at once
   in the same episode, so no agent is ever done right after `reset()`.  Its
   rewards are paid with those of the next deal that ends, in the same step.
+  When such a first deal leaves the next dealer unable to pay the dressing
+  (`allow_credit=False`), the episode is a fresh session dealt from the
+  generator instead.
 * A deal injected through `reset(options={"deal": ...})` that ends at its
   turn-up is treated the same way: it is settled (its record is in
   `records()`), and play goes on into a random deal from the env's generator
@@ -478,16 +484,23 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 first_dealer = self.first_dealer
             else:
                 first_dealer = int(rng.integers(self.players))
-            session = Session(self.rules, self.players, rng, deals=_UNBOUNDED, first_dealer=first_dealer,
-                              board=board, balances=balances)
-            first = session.next_deal(explicit[0], explicit[1]) if explicit is not None else session.next_deal()
-            pending = [0] * self.players
-            deal = first
-            if deal.done:
-                self._add(pending, deal.delta)
-                deal = self._next_playable(session, pending)
-                if deal is None:
+            while True:
+                session = Session(self.rules, self.players, rng, deals=_UNBOUNDED, first_dealer=first_dealer,
+                                  board=board, balances=balances)
+                first = session.next_deal(explicit[0], explicit[1]) if explicit is not None else session.next_deal()
+                pending = [0] * self.players
+                deal = first
+                if deal.done:
+                    self._add(pending, deal.delta)
+                    deal = self._next_playable(session, pending)
+                if deal is not None:
+                    break
+                if explicit is not None:
                     raise GameOverError("the session ended at its first turn-up: the next dealer cannot pay the dressing")
+                # A random first deal ended at its turn-up (R5) and left the next dealer unable to pay the dressing
+                # (allow_credit=false): that is no refusal of the caller's input, so the episode is a fresh session
+                # dealt from the stream, as the Gymnasium env deals again (re-raising here rolled the generator
+                # back, so every later reset() without a seed replayed the same deal and was refused).
         except BaseException:
             rng.bit_generator.state = saved  # a refused reset leaves the generator's stream where it was
             raise
