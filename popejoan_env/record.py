@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from popejoan_env.cards import CARD_NAMES, iter_cards, parse_card
-from popejoan_env.checks import as_int, is_int
+from popejoan_env.checks import as_int, brief, is_int
 from popejoan_env.engine import Deal, parse_balances, parse_board
 from popejoan_env.errors import InvalidDealError, PopeJoanError, RecordError, RulesError
 from popejoan_env.files import replacing
@@ -98,6 +98,13 @@ def record_line(record: Mapping[str, Any]) -> str:
     return json.dumps(record, separators=(",", ":"))
 
 
+def records_path(path: object) -> str:
+    """``path`` as a string (a ``str`` or an ``os.PathLike``); else a RecordError naming what was given."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise RecordError(f"a records path must be a str or os.PathLike, got {brief(path)}")
+    return os.fspath(path)  # type: ignore[return-value]
+
+
 class RecordWriter:
     """Streams records to a JSON Lines file, one object a line (gzip if the name ends in ``.gz``; ``-`` is stdout).
 
@@ -112,7 +119,7 @@ class RecordWriter:
     """
 
     def __init__(self, path: PathLike) -> None:
-        self.path = os.fspath(path)
+        self.path = records_path(path)
         self.count = 0
         self._file: IO[str] | None = None
         self._raw: IO[bytes] | None = None
@@ -229,7 +236,7 @@ def read_records(path: PathLike, max_bytes: int | None = None,
     soon as the limit is passed, so the work is bounded whatever the file holds.
     A file that cannot be opened raises the ``OSError`` (``FileNotFoundError``).
     """
-    name = os.fspath(path)
+    name = records_path(path)
     with open(name, "rb") as plain:
         # The name says how the file is read (as RecordWriter writes it); a file whose first bytes say otherwise
         # is refused for that, not for the bytes that follow.

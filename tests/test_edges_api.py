@@ -410,3 +410,22 @@ def test_session_length_bounded(length):
     with pytest.raises(PopeJoanError, match=r"session_length must be an integer 1\.\.1,000"):
         BatchDeals(players=4, num_deals=2, rng=np.random.default_rng(0), session_length=length)
     assert PopeJoanVectorEnv(2, session_length=1000).session_length == 1000
+
+
+# A path that is no path (None, a number) is refused by name where a model or a records file is read or written.
+
+@pytest.mark.parametrize("bad", [None, 3, 2.5])
+def test_a_model_path_that_is_no_path_is_refused(bad):
+    with pytest.raises(ModelFileError, match="a model path must be a str or os.PathLike"):
+        load_player(bad)
+
+
+@pytest.mark.parametrize("bad", [None, 3])
+def test_a_records_path_that_is_no_path_is_refused(bad):
+    from popejoan_env.errors import RecordError
+    from popejoan_env.record import RecordWriter, read_records
+
+    with pytest.raises(RecordError, match="a records path must be a str or os.PathLike"):
+        RecordWriter(bad)
+    with pytest.raises(RecordError, match="a records path must be a str or os.PathLike"):
+        list(read_records(bad))

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from popejoan_env.cards import NUM_CARD_IDS
-from popejoan_env.checks import as_int
+from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import replacing
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
@@ -176,9 +176,16 @@ def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- reading, every field and tensor checked
+def model_path(path: object) -> str:
+    """``path`` as a string (a ``str`` or an ``os.PathLike``); else a ModelFileError naming what was given."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ModelFileError(f"a model path must be a str or os.PathLike, got {brief(path)}")
+    return os.fspath(path)  # type: ignore[return-value]
+
+
 def read_model(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict[str, Any], Any]:
     """(metadata, the ``policy.pth`` state_dict as loaded, or None) from a model file, with clear errors."""
-    path = os.fspath(path)
+    path = model_path(path)
     if not os.path.isfile(path):
         why = ("is a directory, not a model file" if os.path.isdir(path) else
                "is not a regular file" if os.path.exists(path) else "does not exist")

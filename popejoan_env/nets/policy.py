@@ -25,8 +25,8 @@ import numpy as np
 from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.nets import suits
 from popejoan_env.nets.model_file import (
-    ACTIVATIONS, WEIGHTS_NAME, ModelFileError, ModelMismatchError, check_metadata, mlp_actor, read_model, tensor,
-    trained_rules,
+    ACTIVATIONS, WEIGHTS_NAME, ModelFileError, ModelMismatchError, check_metadata, mlp_actor, model_path, read_model,
+    tensor, trained_rules,
 )
 from popejoan_env.nets.sb3_zip import read_plain_model
 from popejoan_env.observation import OBS_SIZE, play_rules
@@ -124,7 +124,7 @@ def _diff(have: Rules, want: Rules) -> str:
 
 def read_any_model(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict[str, Any], Any]:
     """(metadata, state_dict or None) of a model file, or of a plain SB3 zip (``sb3_zip``), with clear errors."""
-    path = os.fspath(path)
+    path = model_path(path)
     try:
         return read_model(path, weights)
     except ModelFileError:
@@ -143,7 +143,7 @@ def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
 def load_policy(path: str | os.PathLike[str], rules: RulesLike = None) -> Policy:
     """The actor network of a model file or a plain SB3 zip; ``rules`` (if given) must be the rules it was
     trained for."""
-    path = os.fspath(path)
+    path = model_path(path)
     meta, state = read_any_model(path)
     policy = policy_from_state(state, meta, path)
     if rules is not None:
