@@ -88,13 +88,22 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(*flags: str) -> Iterator[Server]:
-    """``popejoan serve --port P *flags`` (this checkout's package), once it answers; stopped afterwards."""
+def serving(*flags: str, limits: Mapping[str, float] | None = None) -> Iterator[Server]:
+    """``popejoan serve --port P *flags`` (this checkout's package), once it answers; stopped afterwards.
+
+    ``limits`` first sets constants of ``popejoan_env.web.app`` (``HEADER_SECONDS``, ``MAX_CONNECTIONS`` …) in the
+    server's process, so a test of a deadline need not wait for the real one.
+    """
     port = free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     log = tempfile.TemporaryFile("w+")
-    process = subprocess.Popen([sys.executable, "-m", "popejoan_env", "serve", "--port", str(port), *flags],
-                               cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+    command = [sys.executable, "-m", "popejoan_env", "serve", "--port", str(port), *flags]
+    if limits:
+        code = ("import sys\nimport popejoan_env.web.app as app\n"
+                f"for name, value in {dict(limits)!r}.items():\n    setattr(app, name, value)\n"
+                "from popejoan_env.__main__ import main\nsys.exit(main(sys.argv[1:]))")
+        command = [sys.executable, "-c", code, *command[3:]]
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
     server = Server(process, port)
     try:
         deadline = time.monotonic() + 60

@@ -25,6 +25,8 @@ import json
 import logging
 import os
 import pathlib
+import socket
+import struct
 import tempfile
 import time
 from collections.abc import Callable
@@ -62,6 +64,10 @@ UPLOAD_TYPES = ("application/octet-stream", "application/gzip", "application/x-g
 """Content types a records upload may be sent as (not the form or text types a foreign page can send unasked)."""
 HEADER_SECONDS = 10.0
 """Longest time a connection may take to send a request's headers (a new or a kept-alive one): then it is closed."""
+SEND_SECONDS = 30.0
+"""Longest time an answer may wait on a client that does not read it (the server's send buffers full), or an answer
+still unsent when its connection is closed: then the connection is dropped (a client that never reads would hold its
+place among the ``MAX_CONNECTIONS`` for ever)."""
 KEEP_ALIVE_SECONDS = 5
 """How long an idle kept-alive connection stays open (uvicorn's ``timeout_keep_alive``)."""
 MAX_CONNECTIONS = 100
@@ -104,6 +110,10 @@ class SlowBodyError(WebError):
     status = 408
 
 
+class GoneError(WebError):
+    """A client that closed its connection before its request body arrived: answered (to no one) without a log."""
+
+
 async def read_body(request: "Request", limit: int, what: str) -> bytes:
     """The request body, refused with a TooLargeError as soon as it is known to exceed ``limit`` bytes."""
     declared = request.headers.get("content-length")
@@ -111,6 +121,7 @@ async def read_body(request: "Request", limit: int, what: str) -> bytes:
         raise TooLargeError(f"{what} of {int(declared):,} bytes is over the limit of {limit:,} bytes")
     chunks, size = [], 0
     import anyio  # Starlette's own dependency: a deadline on every Python this package supports
+    from starlette.requests import ClientDisconnect
 
     try:
         with anyio.fail_after(BODY_SECONDS):
@@ -121,6 +132,8 @@ async def read_body(request: "Request", limit: int, what: str) -> bytes:
                 chunks.append(chunk)
     except TimeoutError:
         raise SlowBodyError(f"{what} did not arrive within {BODY_SECONDS:g} s") from None
+    except ClientDisconnect:  # not a failure of the server: no "internal error" and no traceback on its log
+        raise GoneError(f"the client closed the connection before {what} arrived") from None
     return b"".join(chunks)
 
 
@@ -373,23 +386,58 @@ def header_deadline_protocol() -> type:
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class HeaderDeadline(H11Protocol):  # type: ignore[misc]
-        """Closes a connection whose request headers have not all arrived ``HEADER_SECONDS`` after it waits for them."""
+        """Closes a connection whose request headers have not all arrived ``HEADER_SECONDS`` after it waits for them,
+        and drops one whose client leaves its answer unread for ``SEND_SECONDS``."""
+
+        _stall: Any = None
+        """The timer that drops the connection while its writing is paused (the client reads nothing)."""
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._stall is None:
+                self._stall = self.loop.call_later(SEND_SECONDS, self._drop)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            if self._stall is not None:
+                self._stall.cancel()
+                self._stall = None
+
+        def _drop(self) -> None:
+            """Reset the connection: its unsent answer is dropped, by the kernel too (no FIN queued behind it)."""
+            self._stall = None
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None:
+                try:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                except OSError:  # already closed
+                    pass
+            self.transport.abort()  # connection_lost follows: the answer's task stops waiting to write
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
-            self._arm()
+            self._arm(self.cycle)
 
         def on_response_complete(self) -> None:
+            answered = self.cycle
+            # super() may start the next request at once (pipelined, already read): its headers came in time, so
+            # the deadline waits for the request after the one answered, not after that next one.
             super().on_response_complete()
-            self._arm()
+            self._arm(answered)
 
-        def _arm(self) -> None:
-            waiting_for = self.cycle  # a new request replaces the cycle: then the headers came in time
+        def _arm(self, waiting_for: Any = None) -> None:
+            # A new request replaces the cycle: then the headers came in time.
             self.loop.call_later(HEADER_SECONDS, self._expired, waiting_for)
 
         def _expired(self, waiting_for: Any) -> None:
-            if self.cycle is waiting_for and not self.transport.is_closing():
+            if self.cycle is not waiting_for:
+                return
+            if not self.transport.is_closing():
                 self.transport.close()
+            if self.transport.get_write_buffer_size():
+                # close() waits for the answer still buffered to be sent: a client that never reads it would keep
+                # the connection (and its place) for ever.
+                self.loop.call_later(SEND_SECONDS, self._drop)
 
         def send_400_response(self, msg: str) -> None:
             """A request HTTP itself refuses (bad bytes in a header, headers too long): one JSON sentence."""

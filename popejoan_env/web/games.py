@@ -191,6 +191,11 @@ class ModelShelf:
                 if spec == shown and self.metadata(real) is not None:
                     return real
         offered = [m["path"] for m in self.models()]
+        if isinstance(spec, str) and os.path.isabs(spec):
+            # Not echoed: the server's paths in a message are shown from the models directory's name down, so an
+            # absolute path to an offered model would read as that very model, "unknown".
+            raise WebError(f"unknown {what}: a model is named as the models offered name it, not by a file system "
+                           f"path; the models offered are {offered or 'none'}")
         raise WebError(f"unknown {what} {brief(spec)}: the models offered are {offered or 'none'} "
                        f"(only model files inside the models directory)")
 

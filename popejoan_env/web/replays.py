@@ -1,7 +1,9 @@
 """Replays for the web app: records files read, kept by id, and turned into frames by the engine (no framework).
 
 A replay is the list of a records file's deals (each kept as its compact JSON
-line).  A deal's frames come from the engine, never from the record's
+line, compressed ``BLOCK_DEALS`` lines at a time: a small gzip upload can
+unpack to ``MAX_TEXT_BYTES`` of repetitive text, which ``MAX_REPLAYS`` replays
+would otherwise hold in memory as it unpacked).  A deal's frames come from the engine, never from the record's
 outcome: ``verify_record`` first checks that the record replays to what it
 says, then ``replay_record`` of the record without its plays gives the deal
 after the dressing and the turn-up, and each recorded card is played with
@@ -26,6 +28,7 @@ import secrets
 import stat
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -52,26 +55,38 @@ MAX_LINES = 2 * MAX_DEALS
 """Most lines one replay reads, blank ones included (a records file has one line a deal)."""
 
 
+BLOCK_DEALS = 64
+"""Deals a replay compresses together (showing one deal unpacks its block, about 100 kB at most)."""
+
+
 class Replay:
-    """The deals of one records file, as compact JSON lines."""
+    """The deals of one records file: compact JSON lines, compressed (``zlib``) ``BLOCK_DEALS`` lines at a time."""
 
-    def __init__(self, replay_id: str, lines: list[str]) -> None:
+    def __init__(self, replay_id: str, blocks: list[bytes], deals: int) -> None:
         self.replay_id = replay_id
-        self.lines = lines
+        self.blocks = blocks
+        self.deals = deals
+
+    def record(self, number: int) -> Any:
+        """The record of deal ``number`` (from 1)."""
+        block, at = divmod(number - 1, BLOCK_DEALS)
+        return json.loads(zlib.decompress(self.blocks[block]).split(b"\n")[at])
 
 
-def _lines_of(path: str, shown: str) -> list[str]:
-    """The records of a file as compact JSON lines, within ``MAX_DEALS``, ``MAX_LINES`` and ``MAX_TEXT_BYTES``.
+def _lines_of(path: str, shown: str) -> tuple[list[bytes], int]:
+    """The records of a file as compressed blocks of compact JSON lines (``Replay``), and their number, within
+    ``MAX_DEALS``, ``MAX_LINES`` and ``MAX_TEXT_BYTES``.
 
     ``read_records`` reads a gzip stream line by line and counts every line and
     byte it unpacks, so a file that unpacks to far more than its size (a gzip of
     newlines) stops being read as soon as a limit is passed.
     """
-    out: list[str] = []
-    total = 0
+    out: list[str] = []  # the block being filled
+    blocks: list[bytes] = []
+    total = deals = 0
     try:
         for _, record in read_records(path, max_bytes=MAX_TEXT_BYTES, max_lines=MAX_LINES):
-            if len(out) >= MAX_DEALS:
+            if deals >= MAX_DEALS:
                 raise TooLargeError(f"{shown} holds more than {MAX_DEALS:,} deals; a replay takes at most that many")
             line = json.dumps(record, separators=(",", ":"))
             total += len(line)
@@ -79,15 +94,21 @@ def _lines_of(path: str, shown: str) -> list[str]:
                 raise TooLargeError(f"{shown} unpacks to more than {MAX_TEXT_BYTES:,} bytes of records; "
                                     "a replay takes at most that much")
             out.append(line)
+            deals += 1
+            if len(out) == BLOCK_DEALS:
+                blocks.append(zlib.compress("\n".join(out).encode("utf-8")))
+                out = []
     except RecordLimitError as err:
         raise TooLargeError(f"{str(err).replace(path, shown)} by a replay") from None
     except PopeJoanError as err:
         if isinstance(err, WebError):
             raise
         raise WebError(str(err).replace(path, shown)) from None
-    if not out:
+    if not deals:
         raise WebError(f"{shown} holds no records (one JSON object per line, as popejoan simulate writes)")
-    return out
+    if out:
+        blocks.append(zlib.compress("\n".join(out).encode("utf-8")))
+    return blocks, deals
 
 
 def check_records_file(path: str, shown: str | None = None) -> None:
@@ -128,11 +149,11 @@ class ReplayStore:
         """The records file the server was started with (its name only), if any."""
         return {"files": [os.path.basename(self.records)] if self.records is not None else []}
 
-    def _keep(self, lines: list[str], client: str) -> dict[str, Any]:
-        """Store a replay of ``client``; its id and number of deals."""
-        replay = Replay(secrets.token_urlsafe(12), lines)
+    def _keep(self, read: tuple[list[bytes], int], client: str) -> dict[str, Any]:
+        """Store a replay of ``client`` (``_lines_of``'s blocks and count); its id and number of deals."""
+        replay = Replay(secrets.token_urlsafe(12), *read)
         self._replays.add(replay.replay_id, replay, client)
-        return {"replay_id": replay.replay_id, "deals": len(lines)}
+        return {"replay_id": replay.replay_id, "deals": replay.deals}
 
     def upload(self, body: bytes, client: str = "") -> dict[str, Any]:
         """A replay of an uploaded records file: JSON Lines text or its gzip."""
@@ -163,9 +184,9 @@ class ReplayStore:
             raise NotFoundError(f"no replay {brief(replay_id)}: it never existed, expired or was evicted; "
                                 "upload the file again")
         number = int(k) if isinstance(k, str) and k.isascii() and k.isdigit() and len(k) < 10 else None
-        if number is None or not 1 <= number <= len(replay.lines):
-            raise NotFoundError(f"no deal {brief(k)} in this replay: deals are numbered 1..{len(replay.lines)}")
-        record = json.loads(replay.lines[number - 1])
+        if number is None or not 1 <= number <= replay.deals:
+            raise NotFoundError(f"no deal {brief(k)} in this replay: deals are numbered 1..{replay.deals}")
+        record = replay.record(number)
         try:
             verify_record(record)
         except PopeJoanError as err:
@@ -173,7 +194,7 @@ class ReplayStore:
         players = record["players"]
         if view == "all":
             seat = None
-        elif isinstance(view, str) and view.isascii() and view.isdigit() and int(view) < players:
+        elif isinstance(view, str) and view.isascii() and view.isdigit() and len(view) < 10 and int(view) < players:
             seat = int(view)
         else:
             raise WebError(f"view must be 'all' or a seat 0..{players - 1}, got {brief(view)}")
@@ -184,7 +205,7 @@ class ReplayStore:
             if why is not None:
                 raise WebError(f"no policy from {model}: {why}")
             policy = self.shelf.policy(real)
-        return deal_frames(record, number, len(replay.lines), seat, policy)
+        return deal_frames(record, number, replay.deals, seat, policy)
 
 
 def deal_frames(record: Mapping[str, Any], number: int, deals: int, view: int | None = None,
