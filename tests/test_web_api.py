@@ -388,6 +388,28 @@ def test_concurrent_plays_on_one_game_are_serialised_by_its_lock(client: TestCli
     assert len(verify_prefix.plays) == len(history)
 
 
+def test_a_play_from_a_page_that_shows_an_older_position_is_refused_not_played_there(client: TestClient) -> None:
+    # Two tabs on one game: the second plays on; the first's click names the position it shows and is refused (409)
+    # where it was played at the later position before, whenever its card was legal there too.
+    game_id, state = new_game(client, players=3, opponents=["random"] * 2, deals=2)
+    while state["over"] or len(state["legal"]) < 2:
+        game_id, state = new_game(client, players=3, opponents=["random"] * 2, deals=2)
+    shown = {"deal_number": state["deal_number"], "plays": len(state["history"])}
+    url = f"/api/games/{game_id}/play"
+    after = client.post(url, json={"card": state["legal"][0], **shown})
+    assert after.status_code == 200, after.text
+    later = after.json()
+    stale = client.post(url, json={"card": (later["legal"] or state["legal"])[0], **shown})
+    assert stale.status_code == 409 and "reload" in stale.json()["error"], stale.text
+    assert client.get(f"/api/games/{game_id}").json()["history"] == later["history"]  # nothing was played
+    for bad in ({"card": "5S", "plays": 3}, {"card": "5S", "deal_number": 1, "plays": -1},
+                {"card": "5S", "deal_number": True, "plays": 0}, {"card": "5S", "deal_number": 1, "plays": 2.0}):
+        assert client.post(url, json=bad).status_code == 400, bad
+    if not later["over"]:  # the position it shows now: played
+        now = {"deal_number": later["deal_number"], "plays": len(later["history"])}
+        assert client.post(url, json={"card": later["legal"][0], **now}).status_code == 200
+
+
 def test_idle_games_expire_and_the_least_recently_used_is_evicted(models: Path) -> None:
     clock = Clock()
     c = TestClient(create_app(models_dir=str(models), seed=3, max_games=3, idle_seconds=10, clock=clock))

@@ -49,6 +49,8 @@ log = logging.getLogger("popejoan.web")
 
 HUMAN = 0
 """The human's seat."""
+PLAY_FIELDS = frozenset({"card", "deal_number", "plays"})
+"""The fields of a play's body: the card, and optionally the position the page shows."""
 DEFAULT_OPPONENT = "stops_first"
 """Opponent of every seat a new game does not name."""
 HINT_SEARCH = "pimc"
@@ -81,6 +83,12 @@ class NotFoundError(WebError):
     """An unknown game, replay or deal number (HTTP 404)."""
 
     status = 404
+
+
+class StaleError(WebError):
+    """A play sent from a page that shows an older position than the game's (another tab played on)."""
+
+    status = 409
 
 
 class TooLargeError(WebError):
@@ -386,15 +394,27 @@ class GameManager:
             return self.state(game, new_plays=0)
 
     def play(self, game_id: str, body: Any) -> dict[str, Any]:
-        """Play seat 0's card ``{"card": "5S"}``, then everything up to seat 0's next choice; the new state."""
+        """Play seat 0's card ``{"card": "5S"}``, then everything up to seat 0's next choice; the new state.  With
+        ``"deal_number"`` and ``"plays"`` (the position the page shows: the state's deal number and the length of
+        its history) a play from a page that shows another position is refused (409), not played there."""
         game = self._get(game_id)
-        if not isinstance(body, Mapping) or set(body) != {"card"}:
-            raise WebError(f'a play\'s body must be a JSON object {{"card": "5S"}}, got {brief(body)}')
+        if not isinstance(body, Mapping) or not {"card"} <= set(body) <= PLAY_FIELDS:
+            raise WebError(f'a play\'s body must be a JSON object {{"card": "5S"}} (with "deal_number" and "plays" '
+                           f"if the page says where it is), got {brief(body)}")
         card = body["card"]
         if not isinstance(card, str):
             raise WebError(f'"card" must be a card in notation such as "5S", got {brief(card)}')
+        shown = [body.get(name) for name in ("deal_number", "plays")]
+        if ("deal_number" in body) != ("plays" in body) or any(
+                name in body and (as_int(body[name]) is None or isinstance(body[name], float) or body[name] < 0)
+                for name in ("deal_number", "plays")):
+            raise WebError(f'"deal_number" and "plays" go together, each a whole number, got {brief(body)}')
         with game.lock:
             deal = game.deal
+            now = [len(game.session.deals), len(deal.plays)]
+            if "plays" in body and shown != now:
+                raise StaleError(f"this page shows deal {shown[0]} after {shown[1]} card(s), the game is at deal "
+                                 f"{now[0]} after {now[1]}: it was played on elsewhere; reload the game")
             if deal.done:
                 more = "ask for the next deal" if not game.session.over else "the session is over"
                 raise WebError(f"the deal is over; no card can be played ({more})")

@@ -57,9 +57,11 @@ assert tuple(NewGame.model_fields) == GAME_FIELDS, "the description names the fi
 
 
 class PlayCard(Closed):
-    """Seat 0's card."""
+    """Seat 0's card, and optionally the position the page shows (a play from an older one is refused: 409)."""
 
     card: Card = Field(examples=["5S"], description="one of the state's ``legal`` cards")
+    deal_number: int | None = Field(None, description="the state's ``deal_number`` the page shows (with ``plays``)")
+    plays: int | None = Field(None, description="the length of the state's ``history`` the page shows")
 
 
 class SeatState(Closed):

@@ -744,7 +744,9 @@ async function playCard(card) {
   const gameId = app.gameId;
   for (const button of $("hand").querySelectorAll("button")) button.disabled = true;
   try {
-    const state = await request("POST", `/api/games/${encodeURIComponent(gameId)}/play`, { card });
+    // The position this page shows: a play from an older one (another tab played on) is refused, not played there.
+    const shown = app.state ? { deal_number: app.state.deal_number, plays: app.state.history.length } : {};
+    const state = await request("POST", `/api/games/${encodeURIComponent(gameId)}/play`, { card, ...shown });
     if (gameId !== app.gameId) return;
     showMessage("");
     await showState(state);
