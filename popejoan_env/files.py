@@ -11,6 +11,10 @@ first removes it and then ends the process as the signal would have; Ctrl-C
 (SIGINT) is Python's ``KeyboardInterrupt`` and cleans up the same way.  The
 handlers are installed in the main thread only, and only for signals that
 still have their default action (a program's own handlers are left alone).
+SIGKILL (``kill -9``, the out-of-memory killer) reaches no handler: the writer
+holds a lock on its temporary file while it writes, and the next write to the
+same destination removes the temporary files no live writer holds that are
+older than ``STALE_SECONDS`` (``_sweep``).
 ``check_writable`` is called before a long run, so a bad destination is
 refused before the work rather than after it.
 """
@@ -20,10 +24,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import secrets
 import signal
+import stat
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from types import FrameType
 from typing import Any
@@ -41,6 +48,16 @@ CLEANUP_SIGNALS: tuple[signal.Signals, ...] = tuple(
 TEMPORARY_ATTEMPTS = 100
 """Fresh random names tried for a temporary file before giving up (a collision is a 1-in-2**64 event)."""
 _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_LOCK_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+STALE_SECONDS = 60.0
+"""How old an unlocked temporary file of a destination must be before a write to it removes it: a writer killed by
+SIGKILL left it (a live one holds its lock; a younger one may be another writer's, made but not yet locked)."""
+_TEMPORARY = re.compile(r"[0-9a-f]{16}\.tmp")
+"""What follows ``.NAME.`` in a temporary file's name (``_create_temporary``)."""
+try:
+    import fcntl
+except ImportError:  # Windows: no locks, no sweep
+    fcntl = None  # type: ignore[assignment]
 
 
 class OutputPathError(PopeJoanError):
@@ -110,22 +127,74 @@ def _create_temporary(path: str) -> str:
     raise OutputPathError(f"cannot write {path}: {TEMPORARY_ATTEMPTS} fresh temporary names beside it all existed")
 
 
+def _lock(tmp: str) -> int | None:
+    """A descriptor of ``tmp`` holding an exclusive lock on it (None without locks): while it is open, ``_sweep``
+    leaves the file alone."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(tmp, _LOCK_FLAGS)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        pass  # a file system without locks: the age alone then guards it
+    return fd
+
+
+def _sweep(path: str) -> None:
+    """Remove the temporary files of ``path`` that killed writers left: no live writer holds their lock, and they are
+    older than ``STALE_SECONDS``."""
+    if fcntl is None:
+        return
+    directory, name = os.path.split(os.path.abspath(path))
+    prefix = f".{name[:100]}."
+    try:
+        entries = [e for e in os.scandir(directory)
+                   if e.name.startswith(prefix) and _TEMPORARY.fullmatch(e.name[len(prefix):])]
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            fd = os.open(entry.path, _LOCK_FLAGS)  # never through a link
+        except OSError:
+            continue
+        try:
+            found = os.fstat(fd)
+            if not stat.S_ISREG(found.st_mode) or time.time() - found.st_mtime < STALE_SECONDS:
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # an OSError: a live writer holds it
+            if os.path.samestat(found, os.stat(entry.path, follow_symlinks=False)):
+                os.remove(entry.path)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+
+
 @contextlib.contextmanager
 def replacing(path: str) -> Iterator[str]:
-    """A new temporary file beside ``path`` to write to; on success it replaces ``path``, on failure it is removed."""
+    """A new temporary file beside ``path`` to write to; on success it replaces ``path``, on failure it is removed
+    (and the temporary files of writers killed before their cleanup, ``_sweep``, are removed first)."""
+    _sweep(path)
     with _cleanup_on_signals():
         tmp = None
+        lock = None
         try:
             # The file and the name that removes it come into being together, inside the ``try``: a signal held
             # back meanwhile is delivered as the block ends, and the ``finally`` must already stand behind it.
             with _signals_blocked():
                 tmp = _create_temporary(path)
+                lock = _lock(tmp)
             yield tmp
             os.replace(tmp, path)
         finally:
             if tmp is not None:
                 with _signals_blocked(), contextlib.suppress(FileNotFoundError):
                     os.remove(tmp)
+            if lock is not None:
+                os.close(lock)
 
 
 def write_atomic(path: str, data: str | bytes) -> str:

@@ -1,7 +1,8 @@
 """The state file an interrupted evaluation resumes from (``PREFIX.state.json``): read, and checked against the plan.
 
 A state file is trusted with nothing: before one block of it is used, the whole file must be the one this
-evaluation writes (``STATE_FORMAT``, the same ``Settings``) and every block must fit the evaluation's plan:
+evaluation writes (``STATE_FORMAT``, the same ``Settings``, the same version of popejoan when it names one) and every
+block must fit the evaluation's plan:
 
 * a match the evaluation plays (an opponent, or a reference pair of the panel's players);
 * a block index ``0 .. deals / BLOCK - 1``, written as the evaluation writes it (ASCII digits, no sign, no
@@ -113,9 +114,15 @@ def read_state(path: str, settings: Any, matches: Iterable[str]) -> dict[str, di
         raise StateFileError(f"{path} holds an unfinished evaluation with other settings "
                              f"({brief(saved.get('settings'), 300)}); remove it to start this one, or choose "
                              "another --out")
-    extra = sorted(set(saved) - {"format", "settings", "blocks"})
+    extra = sorted(set(saved) - {"format", "settings", "blocks", "popejoan"})
     if extra:
-        return _refuse(path, f"it holds {brief(extra)} beside format, settings and blocks")
+        return _refuse(path, f"it holds {brief(extra)} beside format, settings, blocks and popejoan")
+    from popejoan_env import __version__
+
+    if "popejoan" in saved and saved["popejoan"] != __version__:  # a state written before it was kept: no version
+        raise StateFileError(f"{path} holds an unfinished evaluation played by popejoan {brief(saved['popejoan'])}, "
+                             f"and this is popejoan {__version__}: a report names one version; remove it to start "
+                             "afresh, or finish it with that version")
     blocks = saved.get("blocks")
     if not isinstance(blocks, dict):
         return _refuse(path, f"its blocks are {brief(blocks)}, not an object of matches")

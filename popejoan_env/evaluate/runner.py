@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import json
 import os
 import time
@@ -27,7 +28,7 @@ from popejoan_env.errors import PopeJoanError
 from popejoan_env.evaluate import dealset, panel
 from popejoan_env.evaluate.resume import SERIES, STATE_FORMAT, TIMING, pair_key, read_state
 from popejoan_env.files import file_sha256, write_atomic
-from popejoan_env.players import Player, is_model_path, make_player
+from popejoan_env.players import Player, make_player, model_files
 from popejoan_env.rules import Rules
 from popejoan_env.tournament import NET, WENT_OUT, run_duplicate
 
@@ -69,8 +70,17 @@ def settings(agent: str, preset: str, seats: int, deals: int, opponents: list[st
     if not isinstance(deals, int) or not dealset.BLOCK <= deals <= dealset.DEALS or deals % dealset.BLOCK:
         raise PopeJoanError(f"an evaluation plays a multiple of {dealset.BLOCK} deals of {dealset.VERSION}, from "
                             f"{dealset.BLOCK} to {dealset.DEALS:,}; got {deals!r}")
-    sha = file_sha256(agent) if is_model_path(agent) and os.path.isfile(agent) else None
-    return Settings(agent, sha, preset, seats, deals, tuple(opponents), aivat=aivat)
+    return Settings(agent, agent_sha256(agent), preset, seats, deals, tuple(opponents), aivat=aivat)
+
+
+def agent_sha256(agent: str) -> str | None:
+    """The SHA-256 of the files the agent's spec plays from (``players.model_files``: a model file, or one named in
+    the spec, as ``pimc_net:model=FILE`` or ``exploit:FILE``), so a state file resumes only with the same files:
+    one file's own SHA-256, several files' the SHA-256 of theirs in order, None for a spec that names no file."""
+    files = model_files(agent)
+    if len(files) <= 1:
+        return file_sha256(files[0]) if files else None
+    return hashlib.sha256("".join(file_sha256(f) + "\n" for f in files).encode()).hexdigest()
 
 
 class State:
@@ -98,8 +108,11 @@ class State:
         """Keep a played block, and write the state file (atomically) when there is one."""
         self.blocks[opponent][block] = data
         if self.path is not None:
+            from popejoan_env import __version__
+
             body = {"format": STATE_FORMAT, "settings": self.settings.to_dict(),
-                    "blocks": {n: {str(b): d for b, d in sorted(bl.items())} for n, bl in self.blocks.items()}}
+                    "blocks": {n: {str(b): d for b, d in sorted(bl.items())} for n, bl in self.blocks.items()},
+                    "popejoan": __version__}  # the report names one version: a state of another is not resumed
             write_atomic(self.path, json.dumps(body) + "\n")
 
     def series(self, opponent: str) -> dict[str, np.ndarray]:

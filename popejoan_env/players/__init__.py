@@ -53,6 +53,7 @@ __all__ = [
     "SCRIPTED",
     "SHIPPED",
     "SHIPPED_MODEL", "ScriptedPlayer", "StopsFirstPlayer", "UnknownPlayerError", "is_model_path", "make_player",
+    "model_files",
     "parse_exploit_spec", "parse_spec",
     "shipped_model",
 ]
@@ -85,6 +86,33 @@ def is_model_path(spec: str) -> bool:
     if spec.endswith(".zip") or any(sep and sep in spec for sep in (os.path.sep, os.path.altsep)):
         return True
     return _name_of(spec) not in SCRIPTED and os.path.isfile(spec)
+
+
+def model_files(spec: str) -> list[str]:
+    """The files a player spec plays from, in the order it names them: a model path itself, ``pimc_net``'s
+    ``model=``, ``openspiel_nfsp``'s ``path=``, and a best response's agent and ``continuation`` (each followed
+    in turn); only names of existing files (the shipped network is package data, named by ``shipped``). What
+    resumes a result played by a spec holds these files to their SHA-256 (``evaluate.runner.settings``)."""
+    if not isinstance(spec, str) or not spec.strip():
+        return []
+    if is_model_path(spec):
+        return [spec] if os.path.isfile(spec) else []
+    name = _name_of(spec)
+    try:
+        if name == EXPLOIT:
+            options, agent = parse_exploit_spec(spec)
+            out = model_files(agent)
+            continuation = options.get("continuation")
+            if isinstance(continuation, str) and continuation.strip() != "agent":
+                out += model_files(continuation)
+            return out
+        if name not in (GUIDED, *OPENSPIEL):
+            return []
+        params = parse_spec(spec)[1]
+    except UnknownPlayerError:
+        return []  # a spec that cannot be built names no file: make_player refuses it by name
+    named = params.get("model" if name == GUIDED else "path")
+    return [named] if isinstance(named, str) and named != SHIPPED and os.path.isfile(named) else []
 
 
 def _name_of(spec: str) -> str:

@@ -2,8 +2,10 @@
 
 Numba checks a cached function against its own file only: a function that compiles ``play_rows`` (or
 another module's kernel) in would keep running the old code after that module changed.  ``drop_stale``
-keeps a stamp of the other modules (modification time and size) beside the cache and flushes the caches
-when it differs; they compile again, once.
+adds the other modules' stamps (modification time and size, taken when this process imports them, as numba
+takes its own) to the stamp numba keeps in the function's cache index, so code compiled from other sources
+is never loaded, whichever process saved it and when; it also keeps the stamp beside the cache and flushes
+the caches when it differs (stale code is dropped from disk); they compile again, once.
 
 A first compilation takes a while (the first ``pimc`` game of a fresh install ~20 s on 2 cores, the batch
 engine's ~14 s): ``announce_first_compile`` says so on the ``popejoan`` logger before it starts, once per command
@@ -31,6 +33,15 @@ def drop_stale(functions: Sequence[Any], sources: Sequence[ModuleType], stamp_na
     for source in sources:
         info = os.stat(str(source.__file__))
         stamp += f"{info.st_mtime_ns} {info.st_size}\n"
+    for cache in caches:
+        # The sources this process compiles in are part of the stamp of its cache index: a process that imported
+        # them before they changed saves its code under the old stamp, which no later process takes as fresh (the
+        # stamp file alone did not hold: that process could save after a newer one had flushed and stamped).
+        index = getattr(cache, "_cache_file", None)
+        if index is not None and hasattr(index, "_source_stamp"):
+            if not hasattr(index, "_own_source_stamp"):
+                index._own_source_stamp = index._source_stamp
+            index._source_stamp = (index._own_source_stamp, stamp)
     path = os.path.join(caches[0]._cache_path, stamp_name)  # type: ignore[union-attr]
     try:
         with open(path) as f:

@@ -39,8 +39,9 @@ from popejoan_env.nets.model_file import model_metadata, save_state_dict
 from popejoan_env.nets.policy import load_policy
 from popejoan_env.rules import Rules
 
-from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, check_network, command, evaluate, format_eval,
-                                          mlp_values, parse_flags, run_script, set_torch_threads, write_run_json)
+from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, check_network, clear_beside, command, evaluate,
+                                          format_eval, mlp_values, parse_flags, run_script, set_torch_threads,
+                                          write_run_json)
 
 
 @dataclasses.dataclass
@@ -164,6 +165,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
     check_args(args)
     check_writable([args.model_path, os.path.join(os.path.dirname(os.path.abspath(args.model_path)), "run.json")])
+    clear_beside(args.model_path)  # an earlier run's record must not outlive its model
     rules = Rules.preset(args.preset).replace(start_counters=args.start_counters)
 
     # ---------------------------------------------------------------- seeding

@@ -177,6 +177,20 @@ def command(script: str, argv: list[str] | None) -> str:
     return f"{prog} " + " ".join(sys.argv[1:] if argv is None else argv)
 
 
+def clear_beside(model_path: str) -> None:
+    """Remove the ``run.json`` and TensorBoard events (``tb/``) an earlier run left beside ``model_path``: a run stopped
+    after it saved its model (in its final evaluation) must not leave another run's record beside it, nor add its
+    curves to another run's."""
+    import glob
+
+    from popejoan_env.files import remove_stale
+
+    folder = os.path.dirname(os.path.abspath(model_path))
+    remove_stale(os.path.join(folder, "run.json"))
+    for path in glob.glob(os.path.join(folder, "tb", "events.out.tfevents.*")):
+        remove_stale(path)
+
+
 def write_run_json(run_dir: str, run: dict[str, Any]) -> str:
     """Write ``<run_dir>/run.json`` atomically; returns its path."""
     return write_atomic(os.path.join(run_dir, "run.json"), json.dumps(run, indent=1))

@@ -56,8 +56,9 @@ from popejoan_env.observation import OBS_SIZE, STATE_SIZE
 from popejoan_env.players import make_player
 from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import Rules
-from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, check_network, command, evaluate, format_eval,
-                                          mlp_values, parse_flags, run_script, set_torch_threads, write_run_json)
+from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, check_network, clear_beside, command, evaluate,
+                                          format_eval, mlp_values, parse_flags, run_script, set_torch_threads,
+                                          write_run_json)
 
 GROUP = "player"
 """TorchRL's group of the seats: every agent ``player_i`` in one group, so one actor serves them all."""
@@ -212,6 +213,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     check_args(args)
     path = model_path(args)  # the file written: checked, not the name given without its .zip
     check_writable([path, os.path.join(os.path.dirname(os.path.abspath(path)), "run.json")])
+    clear_beside(path)  # an earlier run's record must not outlive its model
     rules = Rules.preset(args.preset).replace(start_counters=args.start_counters)
 
     # ---------------------------------------------------------------- seeding

@@ -76,7 +76,7 @@ from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.opponents import SELF, parse_mix
 from popejoan_env.nets import suits
-from popejoan_env.players import make_player
+from popejoan_env.players import make_player, model_files
 from popejoan_env.players.lists import split_specs
 from popejoan_env.nets.model_file import model_metadata, read_metadata, read_model, rules_field, save_model
 from popejoan_env.nets.policy import load_policy, policy_from_state
@@ -90,6 +90,7 @@ from popejoan_env.training.common import (arg, check_given_address, check_run_na
 from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
 from popejoan_env.training.rollout_games import BELIEFS, PLAYS, rollout_games
 from popejoan_env.files import OutputPathError, file_sha256
+from popejoan_env.training.rounds import DIRECTORY as ROUNDS_DIRECTORY
 from popejoan_env.training.rounds import ResumeError, Rounds, check_place
 from popejoan_env.training.rounds import seeds as round_seeds
 from popejoan_env.training.rounds import stage as round_stage
@@ -509,12 +510,34 @@ def policy_spec(args: Args, setup: Setup) -> tuple[Any, dict[str, Any]]:
     return policy, policy_kwargs
 
 
+REPLACED = ("model.zip", "run.json", "learning_curve.png", "checkpoints/*.zip", "tb/events.out.tfevents.*")
+"""What an earlier run of the same name wrote and a new one removes (``clear_run``): its rounds too, unless it
+resumes (``Rounds.start``)."""
+
+
+def check_inputs_kept(args: Args, run_dir: str, resumed: bool) -> None:
+    """Refuse, before anything is removed, a file the flags play from that this run removes as an earlier run's
+    output: ``--start-model <run>/model.zip`` deleted the model it named and then failed on it."""
+    patterns = [*REPLACED, *(() if resumed else (os.path.join(ROUNDS_DIRECTORY, "round_*.zip"),))]
+    doomed = [path for pattern in patterns for path in glob.glob(os.path.join(run_dir, pattern))]
+    if not doomed:
+        return
+    named = [("--start-model", args.start_model), ("--rollout-field", args.rollout_field)]
+    named += [("--opponents", path) for spec, _ in parse_mix(args.opponents) for path in model_files(spec)]
+    for flag, text in (("--imitate-player", args.imitate_player), ("--eval-opponents", args.eval_opponents),
+                       ("--final-eval-opponents", args.final_eval_opponents)):
+        named += [(flag, path) for spec in split_specs(text, flag) for path in model_files(spec)]
+    for flag, path in named:
+        if path and os.path.isfile(path) and any(os.path.samefile(path, old) for old in doomed):
+            raise PopeJoanError(f"{flag} {path} is a file of the run {run_dir}, which this run replaces (an earlier "
+                                "run's output is removed as it starts): copy it out of the run, or give another "
+                                "--run-name")
+
+
 def clear_run(run_dir: str) -> None:
     """Remove what an earlier run of the same name wrote (model, run.json, learning curve, checkpoints, logs),
     nothing else; a directory in the place of one of them is refused before anything is removed."""
-    paths = [path for pattern in ("model.zip", "run.json", "learning_curve.png", "checkpoints/*.zip",
-                                  "tb/events.out.tfevents.*")
-             for path in glob.glob(os.path.join(run_dir, pattern))]
+    paths = [path for pattern in REPLACED for path in glob.glob(os.path.join(run_dir, pattern))]
     for path in paths:
         if os.path.isdir(path) and not os.path.islink(path):
             raise OutputPathError(f"cannot replace {path}: it is a directory")
@@ -736,6 +759,7 @@ def imitation(model: MaskablePPO, args: Args, setup: Setup, after_epoch: Callabl
 def start(model: MaskablePPO, args: Args, after_epoch: Callable[[int], None]) -> dict[str, Any]:
     """Round 0 from --start-model: its network, as it was saved (checked against this run's by ``check_args``);
     what ``run.json`` records of it (the file and its SHA-256, which ``--resume`` holds the file to)."""
+    sha = file_sha256(args.start_model)  # of the file as it is read (it may be replaced while the run goes on)
     _, weights = read_model(args.start_model)
     try:
         model.policy.load_state_dict(weights)
@@ -745,7 +769,7 @@ def start(model: MaskablePPO, args: Args, after_epoch: Callable[[int], None]) ->
     print(f"round 0: the network of {args.start_model}", flush=True)
     after_epoch(0)
     return {"deals": 0, "decisions": 0, "start_model": args.start_model,
-            "start_sha256": file_sha256(args.start_model), "epochs": []}
+            "start_sha256": sha, "epochs": []}
 
 
 def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
@@ -757,6 +781,9 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
     print(f"round {k} of {args.rounds}: {args.rollout_deals:,} deals of the search whose rollouts the network plays, "
           f"{f'{worlds} worlds a decision' if worlds else 'each card valued in the deal itself'}, "
           f"{args.imitate_workers if args.backend == 'local' else 'Ray'} worker(s)", flush=True)
+    # The field's SHA-256 is taken before it is read: the file may be replaced while the round plays (minutes), and
+    # the round's record must name the network it played against (what --resume holds the file to).
+    field_sha = file_sha256(args.rollout_field) if args.rollout_field else ""
     field = field_policy(args, setup) if args.rollout_field else None
     if field is not None:
         print(f"round {k}: against a field of {args.rollout_field}", flush=True)
@@ -777,8 +804,8 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     return {"round": k, "deals": args.rollout_deals, "worlds": worlds, "belief": args.rollout_belief,
             "play": args.rollout_play, "decisions": int(len(games.action)), "games_seconds": round(games.seconds, 1),
-            "epochs": history, **({"field": args.rollout_field, "field_sha256": file_sha256(args.rollout_field)}
-                                  if field is not None else {})}
+            "epochs": history,
+            **({"field": args.rollout_field, "field_sha256": field_sha} if field is not None else {})}
 
 
 class Beside:
@@ -848,6 +875,7 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
                             metadata(args, setup, 0)) if args.resume else None
     run_dir = make_run_dir(args.output_dir, args.run_name)
     check_place(run_dir)  # the rounds' files can be written (checked before anything is removed or played)
+    check_inputs_kept(args, run_dir, resumed is not None)
     if resumed is not None:  # the files the run's rounds grew from are the files there now
         held_to(args.start_model, resumed.done[:1], "start_sha256", "the file this run started from")
         held_to(args.rollout_field, resumed.done[1:], "field_sha256", "the field this run's round {} played against")

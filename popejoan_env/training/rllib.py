@@ -20,7 +20,10 @@ Written to ``<output-dir>/<run-name>/``: ``model.zip`` (the policy as a
 ``popejoan-model/1`` file, so ``make_player`` and ``training/benchmark.py``
 load it like a MaskablePPO model), ``run.json`` (flags, throughput,
 evaluation), RLlib checkpoints in ``checkpoints/`` (``--restore`` resumes
-from one), TensorBoard logs in ``tb/``.  Bad flags: one line and exit 2.
+from one: its iterations, steps and snapshots go on, and a checkpoint of another
+setup, ``SETUP``, is refused), TensorBoard logs in ``tb/``.  An earlier run's
+``model.zip``, ``run.json`` and checkpoints after the one this run starts from
+are removed when it starts.  Bad flags: one line and exit 2.
 RLlib's sampling is asynchronous across env runners, so a run is seeded
 (``--seed``: the network, the deals of every env) but not bit-reproducible.
 What the training scripts share (flags, evaluation, ``run.json``) is in
@@ -30,9 +33,13 @@ What the training scripts share (flags, evaluation, ``run.json``) is in
 from __future__ import annotations
 
 import dataclasses
+import glob
+import json
 import math
 import os
 import platform
+import re
+import shutil
 import time
 from typing import Any
 
@@ -41,6 +48,7 @@ from popejoan_env.checks import split_list
 from popejoan_env.cluster import check_address, connected, import_ray
 from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, Number, PROBABILITY, RATE, SCALE, SEED
 from popejoan_env.errors import PopeJoanError
+from popejoan_env.files import remove_stale, write_atomic
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player
 from popejoan_env.players.lists import split_specs
@@ -159,7 +167,7 @@ def check_args(args: Args) -> None:
     if args.restore and not os.path.isdir(args.restore):
         raise PopeJoanError(f"--restore {args.restore!r} is not a checkpoint directory")
     if args.restore:
-        check_checkpoint(args.restore)
+        check_checkpoint(args.restore, args)
     check_resources(args)  # before the sizes: 1000 learners are refused for the CPUs they lack, not their batches
     check_sizes(args)
 
@@ -169,13 +177,72 @@ CHECKPOINT_PARTS = (("algorithm_state.pkl", "algorithm_state.msgpack"), ("learne
 algorithm's state and the learners' (the network's weights)."""
 
 
-def check_checkpoint(path: str) -> None:
+SETUP = ("preset", "players", "reward_scale", "net_arch", "activation", "snapshots", "snapshot_prob")
+"""The flags that make a run's game and modules: a checkpoint keeps them (``SETUP_FILE``), and ``--restore`` refuses
+a checkpoint of other values rather than train its network on another game (or fail with a traceback on its
+shapes)."""
+SETUP_FILE = "popejoan_setup.json"
+"""The file of a checkpoint that holds its ``SETUP`` flags, written once RLlib's files are (so a checkpoint cut short
+has none)."""
+
+
+def setup_of(args: Args) -> dict[str, Any]:
+    """The ``SETUP`` flags of ``args``."""
+    return {key: getattr(args, key) for key in SETUP}
+
+
+def save_checkpoint(algo: Any, path: str, args: Args) -> str:
+    """RLlib's checkpoint of ``algo`` at ``path``, then its ``SETUP_FILE``; the checkpoint's path."""
+    out = algo.save_to_path(path)
+    write_atomic(os.path.join(str(out), SETUP_FILE), json.dumps(setup_of(args), indent=1) + "\n")
+    return str(out)
+
+
+def check_checkpoint(path: str, args: Args | None = None) -> None:
     """Refuse a ``--restore`` directory that is not an RLlib checkpoint, naming what it lacks (RLlib would fail on it
-    with a traceback after building the whole algorithm)."""
+    with a traceback after building the whole algorithm), and with ``args`` one of another ``SETUP``."""
     for names in CHECKPOINT_PARTS:
         if not any(os.path.exists(os.path.join(path, name)) for name in names):
             raise PopeJoanError(f"--restore {path!r} is not a checkpoint of train-rllib: it has no {names[0]} (the "
                                 "checkpoints/iter_NNNNN directories of a run have one)")
+    if args is None:
+        return
+    where = os.path.join(path, SETUP_FILE)
+    try:
+        with open(where, "rb") as fh:
+            theirs = json.loads(fh.read(2**16).decode("utf-8"))
+    except FileNotFoundError:
+        raise PopeJoanError(f"--restore {path!r} has no {SETUP_FILE}: a checkpoint cut short, or of a train-rllib "
+                            "that did not keep its flags, whose setup cannot be checked") from None
+    except (OSError, ValueError) as err:
+        raise PopeJoanError(f"--restore {path!r}: {SETUP_FILE} cannot be read ({' '.join(str(err).split())[:160]})"
+                            ) from None
+    mine = setup_of(args)
+    for key in SETUP:
+        run = theirs.get(key, "(absent)") if isinstance(theirs, dict) else "(absent)"
+        if run != mine[key] or isinstance(run, bool) != isinstance(mine[key], bool):
+            raise PopeJoanError(f"--restore {path!r} is a checkpoint of --{key.replace('_', '-')} {run!r}, and this "
+                                f"run's is {mine[key]!r}: give the flags of the checkpoint's run "
+                                f"({', '.join('--' + k.replace('_', '-') for k in SETUP)})")
+
+
+def clear_run(run_dir: str, after: int, fresh: bool) -> None:
+    """Remove what an earlier run in ``run_dir`` wrote and this one would not replace: its ``model.zip`` and
+    ``run.json`` (a run stopped before it writes its own must not leave them beside its checkpoints), its checkpoints
+    after iteration ``after`` (those of the continuation a ``--restore`` leaves, or of an earlier run), and, with
+    ``fresh`` (no --restore), its TensorBoard events."""
+    for name in ("model.zip", "run.json"):
+        remove_stale(os.path.join(run_dir, name))
+    folder = os.path.join(run_dir, "checkpoints")
+    if os.path.isdir(folder):
+        for name in sorted(os.listdir(folder)):
+            found = re.fullmatch(r"iter_(\d{5,})", name)
+            path = os.path.join(folder, name)
+            if found and int(found.group(1)) > after and os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+    if fresh:
+        for path in glob.glob(os.path.join(run_dir, "tb", "events.out.tfevents.*")):
+            remove_stale(path)
 
 
 def check_sizes(args: Args) -> None:
@@ -290,16 +357,34 @@ def train(args: Args, argv: list[str] | None, run_dir: str, ray_start: float) ->
 
     set_torch_threads(args.torch_threads)
     algo = build_config(args).build_algo()
+    iteration, restored_steps = 0, 0
     if args.restore:
-        algo.restore_from_path(os.path.abspath(args.restore))
-    for m in module_ids(args.snapshots)[1:]:
-        copy_module(algo, "main", m)  # the league starts as copies of the initial network
+        try:
+            algo.restore_from_path(os.path.abspath(args.restore))
+        except Exception as err:  # noqa: BLE001 - RLlib's own errors, of many kinds: one line, not a traceback
+            algo.stop()
+            raise PopeJoanError(f"--restore {args.restore!r} cannot be restored with these flags "
+                                f"({type(err).__name__}: {' '.join(str(err).split())[:200]})") from None
+        # The run goes on: its iterations (checkpoint names, snapshot refreshes), its steps and its league.
+        iteration = int(algo.iteration or 0)
+        restored_steps = int(algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0) or 0)
+    else:
+        for m in module_ids(args.snapshots)[1:]:
+            copy_module(algo, "main", m)  # the league starts as copies of the initial network
+    first_iteration = iteration
+    for name in split_list(args.eval_opponents):  # an opponent this run would remove, or write over, is refused
+        theirs = os.path.join(run_dir, "model.zip")
+        if os.path.isfile(name) and os.path.isfile(theirs) and os.path.samefile(name, theirs):
+            algo.stop()
+            raise PopeJoanError(f"--eval-opponents names {name}, the model.zip of the run {run_dir} that this run "
+                                "replaces: copy it out of the run, or give another --run-name")
+    clear_run(run_dir, iteration, fresh=not args.restore)
     writer = None
     if args.tensorboard:
         from torch.utils.tensorboard import SummaryWriter
 
         writer = SummaryWriter(os.path.join(run_dir, "tb"))
-    steps, iteration, history = 0, 0, []
+    steps, history = 0, []
     train_start = time.perf_counter()
     last_checkpoint = ""
     limit = args.max_seconds or float("inf")  # --max-seconds 0: no limit
@@ -310,7 +395,7 @@ def train(args: Args, argv: list[str] | None, run_dir: str, ray_start: float) ->
         elapsed = time.perf_counter() - train_start
         row = {
             "iteration": iteration, "env_steps": steps, "seconds": round(elapsed, 1),
-            "steps_per_s": round(steps / elapsed, 1),
+            "steps_per_s": round((steps - restored_steps) / elapsed, 1),  # this run's steps, not the checkpoint's
             "episode_return_mean": _metric(result, ENV_RUNNER_RESULTS, "episode_return_mean"),
             "episode_len_mean": _metric(result, ENV_RUNNER_RESULTS, "episode_len_mean"),
             "policy_loss": _metric(result, "learners", "main", "policy_loss"),
@@ -330,11 +415,12 @@ def train(args: Args, argv: list[str] | None, run_dir: str, ray_start: float) ->
             slot = (iteration // args.snapshot_interval - 1) % args.snapshots
             copy_module(algo, "main", f"snapshot_{slot}")
         if args.checkpoint_interval and iteration % args.checkpoint_interval == 0:
-            last_checkpoint = algo.save_to_path(os.path.join(run_dir, "checkpoints", f"iter_{iteration:05d}"))
+            last_checkpoint = save_checkpoint(algo, os.path.join(run_dir, "checkpoints", f"iter_{iteration:05d}"),
+                                              args)
     train_seconds = time.perf_counter() - train_start
     final = os.path.join(run_dir, "checkpoints", f"iter_{iteration:05d}")
     if last_checkpoint != final:
-        last_checkpoint = algo.save_to_path(final)
+        last_checkpoint = save_checkpoint(algo, final, args)
     sizes = table_sizes(args)
     weights = algo.learner_group.get_weights(["main"])["main"]  # the learner's, not an env runner's copy
     model = export_policy(weights, os.path.join(run_dir, "model.zip"), rules=Rules.preset(args.preset),
@@ -344,7 +430,7 @@ def train(args: Args, argv: list[str] | None, run_dir: str, ray_start: float) ->
     algo.stop()
     if writer is not None:
         writer.close()
-    print(f"\n{steps:,} env steps in {train_seconds:.0f} s ({steps / train_seconds:,.0f} steps/s, "
+    print(f"\n{steps:,} env steps in {train_seconds:.0f} s ({(steps - restored_steps) / train_seconds:,.0f} steps/s, "
           f"Ray started in {ray_start:.1f} s); model: {model}")
     evaluation = {}
     if args.eval_deals:  # the exported policy against each opponent at each table size; the deals' seed is --seed + 1
@@ -360,8 +446,10 @@ def train(args: Args, argv: list[str] | None, run_dir: str, ray_start: float) ->
         "args": dataclasses.asdict(args),
         "command": command("train_rllib.py", argv),
         "env_steps": steps, "iterations": iteration, "train_seconds": round(train_seconds, 1),
-        "steps_per_s": round(steps / train_seconds, 1), "ray_start_seconds": round(ray_start, 1),
+        "steps_per_s": round((steps - restored_steps) / train_seconds, 1), "ray_start_seconds": round(ray_start, 1),
         "model": model, "checkpoint": last_checkpoint, "history": history, "evaluation": evaluation,
+        **({"restored": {"checkpoint": os.path.abspath(args.restore), "iteration": first_iteration,
+                         "env_steps": restored_steps}} if args.restore else {}),
         "versions": {"popejoan": __version__, "ray": ray.__version__, "torch": torch.__version__,
                      "python": platform.python_version()},
     }

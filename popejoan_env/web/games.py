@@ -122,8 +122,8 @@ class ModelShelf:
         self.root = os.path.realpath(os.fspath(models_dir))
         self.shown = os.path.basename(os.path.normpath(os.fspath(models_dir))) or "models"
         self._lock = threading.Lock()
-        self._meta: dict[str, tuple[tuple[int, int], dict[str, Any] | None]] = {}
-        self._policies: dict[str, tuple[tuple[int, int], Any]] = {}
+        self._meta: dict[str, tuple[tuple[int, ...], dict[str, Any] | None]] = {}
+        self._policies: dict[str, tuple[tuple[int, ...], Any]] = {}
 
     def _inside(self, path: str) -> str | None:
         """The real path of ``path`` when it is a regular file inside the models directory, else None."""
@@ -253,13 +253,16 @@ class ModelShelf:
         return LearnedPlayer(self.policy(real), seed=seed)
 
 
-def _stamp(path: str) -> tuple[int, int]:
-    """(modification time, size) of a file: a cache entry is good while both are unchanged."""
+def _stamp(path: str) -> tuple[int, ...]:
+    """(modification time, size, inode, change time) of a file: a cache entry is good while all are unchanged. The
+    modification time and size alone missed a model replaced by another of the same size (every model of one
+    architecture has it) whose time was kept (``cp -p``, ``rsync -t``, an archive's normalised times); a replaced
+    file has another inode, a rewritten one another change time, which no tool can set back."""
     try:
         st = os.stat(path)
     except OSError:
-        return (-1, -1)
-    return (st.st_mtime_ns, st.st_size)
+        return (-1, -1, -1, -1)
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 # --------------------------------------------------------------------- games
