@@ -142,10 +142,13 @@ def fork_pool(workers: int) -> multiprocessing.pool.Pool:
     finally:
         signal.signal(signal.SIGINT, previous)
     if pressed and previous is not signal.SIG_IGN:
-        pool.terminate()
-        if callable(previous):
-            previous(signal.SIGINT, None)  # Python's own handler raises KeyboardInterrupt
-        raise KeyboardInterrupt
+        try:
+            if not callable(previous):  # SIG_DFL: the process would have ended
+                raise KeyboardInterrupt
+            previous(signal.SIGINT, None)  # Python's own handler raises KeyboardInterrupt; another may not
+        except BaseException:
+            pool.terminate()
+            raise
     return pool
 
 
