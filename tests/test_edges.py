@@ -1109,7 +1109,7 @@ FORGED_STATES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("no blocks", lambda s: s.pop("blocks"), "not an object of matches"),
     ("a match's blocks that are a number", lambda s: s["blocks"].update(random=5), "not an object of blocks"),
     ("a match the evaluation does not play", lambda s: s["blocks"].update(stockfish={}), "'stockfish'"),
-    ("a field beside the blocks", lambda s: s.update(note="hi"), "beside format, settings and blocks"),
+    ("a field beside the blocks", lambda s: s.update(note="hi"), "beside format, settings, blocks and popejoan"),
 ]
 
 
