@@ -19,6 +19,7 @@ from stable_baselines3.common.torch_layers import MlpExtractor
 from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.nets import suits
+from popejoan_env.nets.model_file import mlp_values
 
 __all__ = ["OraclePolicy", "SuitsPolicy", "policy_values"]
 
@@ -27,14 +28,10 @@ def policy_values(actor: str, net_arch: Sequence[int], actor_arch: Sequence[int]
     """How many values the ``state_dict`` of a policy below holds, counted from its shapes without building it: an
     MLP actor of ``net_arch`` (or a ``suits`` actor of ``actor_arch``) and SB3's MLP critic of ``net_arch`` over
     ``critic_inputs`` features."""
-
-    def mlp(widths: Sequence[int]) -> int:
-        return sum(a * b + b for a, b in zip(widths, widths[1:]))
-
-    critic = mlp([critic_inputs, *net_arch, 1])
+    critic = mlp_values([critic_inputs, *net_arch, 1])
     if actor == suits.ARCHITECTURE:
         return critic + sum(math.prod(shape) for shape in suits.shapes(actor_arch).values())
-    return critic + mlp([OBS_SIZE, *net_arch, NUM_CARD_IDS])
+    return critic + mlp_values([OBS_SIZE, *net_arch, NUM_CARD_IDS])
 
 
 class OracleExtractor(MlpExtractor):

@@ -143,7 +143,7 @@ def configure(
         ACTIVATIONS, MaskedPolicyModule, SeatModules, module_ids, set_torch_threads,
     )
 
-    from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
+    from popejoan_env.nets.model_file import MAX_NETWORK_VALUES, mlp_values
     from popejoan_env.observation import OBS_SIZE
 
     sizes = list(table_sizes(players))
@@ -152,8 +152,7 @@ def configure(
     arch = [as_int(w) for w in net_arch] if isinstance(net_arch, (list, tuple)) else []
     if not arch or any(w is None or w < 1 for w in arch):  # 1.5 is refused, never read as 1
         raise PopeJoanError(f"net_arch must be a list of layer widths (positive integers), got {brief(net_arch)}")
-    widths = [OBS_SIZE, *arch, 52]
-    if sum(a * b + b for a, b in zip(widths, widths[1:])) > MAX_NETWORK_VALUES:  # counted before RLlib builds it
+    if mlp_values([OBS_SIZE, *arch, 52]) > MAX_NETWORK_VALUES:  # counted before RLlib builds it
         raise PopeJoanError(f"net_arch {brief(net_arch)} makes an actor of more than {MAX_NETWORK_VALUES:,} values, "
                             "which no model file holds (MAX_NETWORK_VALUES): choose narrower layers")
     if activation not in ACTIVATIONS:

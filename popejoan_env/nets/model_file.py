@@ -78,6 +78,13 @@ MAX_WEIGHT_ELEMENTS = MAX_WEIGHTS_BYTES // 4
 MAX_NETWORK_VALUES = (MAX_WEIGHTS_BYTES - 2**20) // 4
 """Most values a network may hold to be saved as a model file that reads back: float32 values within
 ``MAX_WEIGHTS_BYTES``, less 1 MiB for ``torch.save``'s own bytes (about 400 a tensor)."""
+
+
+def mlp_values(widths: Sequence[int]) -> int:
+    """The weights and biases of an MLP of these layer widths, counted from its shapes (checked before building)."""
+    return sum(a * b + b for a, b in zip(widths, widths[1:]))
+
+
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 """The hidden activations a model may name, as numpy functions (the player's forward applies them)."""
 MAX_COUNT = 2**63 - 1

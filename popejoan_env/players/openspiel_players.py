@@ -38,7 +38,7 @@ from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import MissingDependencyError, PopeJoanError
 from popejoan_env.engine import Deal
 from popejoan_env.files import replacing
-from popejoan_env.nets.model_file import MAX_WEIGHT_ELEMENTS, ModelFileError, linear, load_weights
+from popejoan_env.nets.model_file import MAX_WEIGHT_ELEMENTS, ModelFileError, linear, load_weights, mlp_values
 from popejoan_env.observation import OBS_SIZE, encode_view
 from popejoan_env.players.base import ScriptedPlayer, UnknownPlayerError
 from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS
@@ -199,7 +199,7 @@ def read_nfsp(path: str) -> list[Layers]:
         raise ModelFileError(f"{path}: models must be a list of one network per seat, {MIN_PLAYERS} to "
                              f"{MAX_PLAYERS}, got {found}")
     sizes = [OBS_SIZE, *(int(w) for w in hidden), NUM_CARD_IDS]
-    total = len(models) * sum(a * b + b for a, b in zip(sizes, sizes[1:]))
+    total = len(models) * mlp_values(sizes)
     if total > MAX_WEIGHT_ELEMENTS:
         raise ModelFileError(f"{path}: {len(models)} networks of widths {sizes} hold {total:,} values; at most "
                              f"{MAX_WEIGHT_ELEMENTS:,} are read (MAX_WEIGHT_ELEMENTS)")

@@ -23,7 +23,7 @@ from typing import Any, NoReturn, TypeVar
 from popejoan_env.cli import Integer, Number, OneLineParser, fork_pool, interrupted
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable, save_png, write_atomic
-from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
+from popejoan_env.nets.model_file import MAX_NETWORK_VALUES, mlp_values  # noqa: F401 - the commands count with it
 from popejoan_env.players import make_player
 from popejoan_env.players.learned import LearnedPlayer
 from popejoan_env.tournament import TournamentResult, run_duplicate
@@ -35,11 +35,6 @@ MAX_ROLLOUT_VALUES = 2**28
 1 GiB, as many again for the copy its update takes, so a run stays within a few GiB of memory; 50 times the
 defaults' rollouts (train-cleanrl's 4,096 decisions, train-mappo's 4,000 frames), far past what trains well on one
 machine."""
-
-
-def mlp_values(widths: list[int]) -> int:
-    """The weights and biases of an MLP of these layer widths, counted from its shapes (checked before building)."""
-    return sum(a * b + b for a, b in zip(widths, widths[1:]))
 
 
 def check_network(flag: str, values: int, network: str = "a network") -> None:
