@@ -141,6 +141,12 @@ class OpponentPool:
             for player in row:
                 player.reset(int(self._rng.integers(2**63)))
 
+    def check_snapshots(self) -> None:
+        """Refuse a mix that names ``self`` while no learner snapshot is given (callers check before they draw)."""
+        if SELF in self.names and not self.snapshots:
+            raise PopeJoanError("the opponents mix names 'self' but no learner snapshot was given; "
+                                "pass snapshots=[model.zip] or call add_snapshot(path) before reset()")
+
     def draw(self, players: int, learner: int, rng: np.random.Generator) -> tuple[list[Any], list[str]]:
         """The player at each seat (``None`` at the learner's) and their names, drawn from the mix with ``rng``."""
         picks = rng.choice(len(self.names), size=players, p=self.weights)
@@ -153,11 +159,7 @@ class OpponentPool:
                 continue
             name = self.names[int(picks[seat])]
             if name == SELF:
-                if not self.snapshots:
-                    raise PopeJoanError(
-                        "the opponents mix names 'self' but no learner snapshot was given; "
-                        "pass snapshots=[model.zip] or call add_snapshot(path) before reset()"
-                    )
+                self.check_snapshots()
                 snap = self.snapshots[int(rng.integers(len(self.snapshots)))]
                 seats.append(snap)
                 names.append(snap.name)

@@ -232,10 +232,8 @@ class PopeJoanGymEnv(gym.Env):
             if ours:
                 raise PopeJoanError(f"PopeJoanGymEnv.reset takes no {brief(ours)} option: the learner's deals are "
                                     "drawn at random (an exact deal, board or balances: the AEC env's raw_env.reset)")
-        if SELF in self.pool.names and not self.pool.snapshots:
-            # Refused here, whatever the draw: refused mid-draw it left the old deal with a new learner seat.
-            raise PopeJoanError("the opponents mix names 'self' but no learner snapshot was given; "
-                                "pass snapshots=[model.zip] or call add_snapshot(path) before reset()")
+        # Refused here, whatever the draw: refused mid-draw it left the old deal with a new learner seat.
+        self.pool.check_snapshots()
         super().reset(seed=seed)
         if seed is not None:
             # Players' own generators follow the env seed, so a seeded episode replays exactly.

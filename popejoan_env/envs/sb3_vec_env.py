@@ -219,9 +219,7 @@ class BatchVecEnv(VecEnv):
     def reset(self) -> np.ndarray:
         """Deal a new episode in every env and return the observations (the n-th reset after ``seed(s)`` is
         always the same)."""
-        if self._self_pick >= 0 and not self.pool.snapshots:
-            raise PopeJoanError("the opponents mix names 'self' but no learner snapshot was given; "
-                                "pass snapshots=[model.zip] or call add_snapshot(path) before reset()")
+        self.pool.check_snapshots()
         streams = self._seeds_from.spawn(2 + len(self.table_sizes))
         self._draw_rng, players_rng = (np.random.default_rng(s) for s in streams[:2])
         self.pool.use_rng(players_rng)
