@@ -16,7 +16,7 @@ pytest.importorskip("fastapi", reason="the web app needs the web extra: pip inst
 pytest.importorskip("uvicorn", reason="the web app needs the web extra: pip install -e '.[web]'")
 
 from popejoan_env.__main__ import main  # noqa: E402
-from web_server import ROOT, Server, serving  # noqa: E402
+from web_server import ROOT, Server, serving, simulated  # noqa: E402
 
 JSON = {"content-type": "application/json"}
 UPLOAD = {"content-type": "application/octet-stream"}
@@ -24,9 +24,7 @@ UPLOAD = {"content-type": "application/octet-stream"}
 
 @pytest.fixture(scope="module")
 def records(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("edges-web") / "deals.jsonl"
-    assert main(["simulate", "--players", "4", "--deals", "3", "--seed", "5", "--quiet", "--out", str(path)]) == 0
-    return path
+    return simulated(tmp_path_factory.mktemp("edges-web"), deals=3, seed=5)
 
 
 @pytest.fixture(scope="module")

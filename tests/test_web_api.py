@@ -29,6 +29,7 @@ from popejoan_env.record import deal_record, read_records, verify_record  # noqa
 from popejoan_env.web import replays as replays_module  # noqa: E402
 from popejoan_env.web.app import create_app  # noqa: E402
 from conftest import network_file  # noqa: E402
+from web_server import simulated  # noqa: E402
 from popejoan_env.players import SHIPPED_MODEL  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,9 +72,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def records(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A records file written by ``popejoan simulate`` (6 deals, 4 players, modern)."""
-    path = tmp_path_factory.mktemp("records") / "deals.jsonl"
-    assert main(["simulate", "--players", "4", "--deals", "6", "--seed", "3", "--quiet", "--out", str(path)]) == 0
-    return path
+    return simulated(tmp_path_factory.mktemp("records"), deals=6, seed=3)
 
 
 @pytest.fixture(scope="module")

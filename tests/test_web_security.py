@@ -20,20 +20,17 @@ import pytest
 pytest.importorskip("fastapi", reason="the web app needs the web extra: pip install -e '.[web]'")
 pytest.importorskip("uvicorn", reason="the web app needs the web extra: pip install -e '.[web]'")
 
-from popejoan_env.__main__ import main  # noqa: E402
 from popejoan_env.web import app as web_app  # noqa: E402
 from popejoan_env.web.app import HEADER_SECONDS, KEEP_ALIVE_SECONDS, MAX_CONNECTIONS, create_app  # noqa: E402
 from popejoan_env.web.games import MAX_GAMES_PER_CLIENT  # noqa: E402
-from web_server import ROOT, Server, closed_within, serving  # noqa: E402
+from web_server import ROOT, Server, closed_within, serving, simulated  # noqa: E402
 
 JSON = {"content-type": "application/json"}
 
 
 @pytest.fixture(scope="module")
 def records(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("records") / "deals.jsonl"
-    assert main(["simulate", "--players", "4", "--deals", "3", "--seed", "3", "--quiet", "--out", str(path)]) == 0
-    return path
+    return simulated(tmp_path_factory.mktemp("records"), deals=3, seed=3)
 
 
 @pytest.fixture(scope="module")

@@ -80,6 +80,16 @@ class Server:
         raise RuntimeError("no VmRSS")
 
 
+def simulated(directory: pathlib.Path, deals: int, seed: int) -> pathlib.Path:
+    """A records file ``popejoan simulate`` writes in ``directory`` (4 players, modern): ``deals.jsonl``."""
+    from popejoan_env.__main__ import main
+
+    path = directory / "deals.jsonl"
+    assert main(["simulate", "--players", "4", "--deals", str(deals), "--seed", str(seed), "--quiet",
+                 "--out", str(path)]) == 0
+    return path
+
+
 def free_port() -> int:
     """A loopback port nothing listens on now."""
     with socket.socket() as probe:

@@ -407,10 +407,8 @@ class GameManager:
         card = body["card"]
         if not isinstance(card, str):
             raise WebError(f'"card" must be a card in notation such as "5S", got {brief(card)}')
-        shown = [body.get(name) for name in ("deal_number", "plays")]
-        if ("deal_number" in body) != ("plays" in body) or any(
-                name in body and (as_int(body[name]) is None or isinstance(body[name], float) or body[name] < 0)
-                for name in ("deal_number", "plays")):
+        shown = [as_int(body.get(name)) for name in ("deal_number", "plays")]
+        if ("deal_number" in body) != ("plays" in body) or ("plays" in body and (None in shown or min(shown) < 0)):
             raise WebError(f'"deal_number" and "plays" go together, each a whole number, got {brief(body)}')
         with game.lock:
             deal = game.deal
