@@ -29,7 +29,7 @@ round and its median reported, with each row's best round.  Every player
 must make the same decisions in every round (the run fails otherwise).
 
 The split replays the compiled ``pimc`` stage by stage to show where its
-time goes: ``set-up`` (``decision._inputs``: the view read and checked, what it
+time goes: ``set-up`` (``decision.view_inputs``: the view read and checked, what it
 rules out, ``inference.cannot_hold``), ``draws`` (the compiled call with no
 candidate: the seed, the placing order, the draws and each world's tables),
 ``rollouts`` (the full compiled call less that), and ``choice`` (weights and the
@@ -115,7 +115,7 @@ def split(views: list[SeatView], samples: int, seed: int) -> dict[str, float]:
     for view in views:
         candidates = lead_candidates(view)
         t0 = time.perf_counter()
-        inputs = decision._inputs(view, candidates, "consistent")
+        inputs = decision.view_inputs(view, candidates, "consistent")
         t1 = time.perf_counter()
         gains, logs = decision.run(view, inputs, rng, samples)
         t2 = time.perf_counter()

@@ -43,12 +43,12 @@ def main(argv: list[str] | None = None) -> None:
         rows = [(belief, "search") for belief in rollout_games.WORLD_BELIEFS] + [("uniform", "network"),
                                                                                  ("deal", "network")]
         for belief, play in rows:
-            rollout_games._play_group(policy, table, (-24, 72), 0.1, args.seed + 1, args.worlds, belief, range(4),
+            rollout_games.play_group(policy, table, (-24, 72), 0.1, args.seed + 1, args.worlds, belief, range(4),
                                       play)
             start = time.process_time()
             for first in range(0, args.deals, rollout_games.GROUP):
                 deals = range(first, min(first + rollout_games.GROUP, args.deals))
-                rollout_games._play_group(policy, table, (-24, 72), 0.1, args.seed, args.worlds, belief, deals, play)
+                rollout_games.play_group(policy, table, (-24, 72), 0.1, args.seed, args.worlds, belief, deals, play)
             ms = 1000 * (time.process_time() - start) / args.deals
             base = base or ms
             print(f"{belief:8s} played by the {play:8s} {ms:8.1f} CPU ms a deal  {ms / base:5.2f}x the first",

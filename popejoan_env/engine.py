@@ -544,6 +544,12 @@ class Deal:
         return [b - a for a, b in zip(self.balances_before, self.balances)]
 
     @property
+    def trump_pair_by(self) -> tuple[int, int, int]:
+        """Who played the trump K, Q and J (-1: not yet), as the batch engine's ``pair_by`` row holds them."""
+        by = self._pair_by
+        return by[KING], by[QUEEN], by[JACK]
+
+    @property
     def is_lead(self) -> bool:
         """True when the player to act leads (R7) rather than continues a sequence (R8)."""
         return self.forced < 0

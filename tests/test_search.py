@@ -80,7 +80,7 @@ def test_search_plays_given_worlds_as_the_old_rollouts_do(rules: Rules, players:
         position = sampler.deals(hands[:1], dead[:1])[0]
         masks = np.concatenate([hands[:, 1:], dead[:, None] & ~np.uint64(sampler.known_dead)], axis=1)
         gains = np.empty((16, len(candidates)), dtype=np.int64)
-        inputs = decision._inputs(view, candidates, "consistent")
+        inputs = decision.view_inputs(view, candidates, "consistent")
         decision_kernels.play_worlds(masks, inputs.position, inputs.tables, gains)
         assert gains.tolist() == greedy_gains_at(position, hands, dead, candidates).tolist()
 
@@ -185,7 +185,7 @@ def test_the_compiled_placing_order_is_the_samplers(rules: Rules, players: int) 
     for view in search_views(rules, players, 25, seed=40 + players):
         for sampler in ("consistent", "uniform"):
             reference = WorldSampler(view, sampler)
-            s = decision._inputs(view, lead_candidates(view), sampler).sampling
+            s = decision.view_inputs(view, lead_candidates(view), sampler).sampling
             cards, allowed = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
             constrained = decision_kernels.placing_order(s.unseen, s.excluded, s.hidden_dead, s.forced, s.forced_seat,
                                                        s.uniform, cards, allowed)

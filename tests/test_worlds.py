@@ -177,11 +177,11 @@ def test_the_fallback_finds_a_placement_exactly_when_one_exists() -> None:
             order.append((card, places or (int(rng.integers(slots)),)))
         exists = bool(exact_placements(order, room))
         if exists:
-            assert respects(worlds._search(order, room, rng), order, room)
+            assert respects(worlds.place_by_paths(order, room, rng), order, room)
             found += 1
         else:
             with pytest.raises(InvalidDealError, match="no placement"):
-                worlds._search(order, room, rng)
+                worlds.place_by_paths(order, room, rng)
             refused += 1
     assert found > 50 and refused > 50
 
@@ -191,7 +191,7 @@ def test_an_impossible_placement_is_refused_without_a_search_of_every_arrangemen
     every arrangement of the other 39 before giving up."""
     order = [(0, (0, 1, 2, 3, 4))] + [(c, (1, 2, 3, 4)) for c in range(1, 40)]
     with pytest.raises(InvalidDealError, match="no placement"):
-        worlds._search(order, [2, 10, 10, 10, 8], np.random.default_rng(0))
+        worlds.place_by_paths(order, [2, 10, 10, 10, 8], np.random.default_rng(0))
 
 
 def test_the_compiled_weights_are_those_of_place_placement_by_placement() -> None:

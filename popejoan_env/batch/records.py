@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from popejoan_env.batch.state import BatchState, Tables, allocate, popcount, position_masks, tables_of
-from popejoan_env.cards import CARD_NAMES, JACK, KING, POPE, QUEEN
+from popejoan_env.cards import CARD_NAMES, POPE
 from popejoan_env.checks import brief
 from popejoan_env.engine import EMPTY_OWNER, PLAYED, SUCCESSOR, Deal
 from popejoan_env.errors import InvalidDealError
@@ -212,7 +212,7 @@ def state_of_deals(deals: Sequence[Deal]) -> BatchState:
     s.done[:] = [d.done for d in deals]
     s.turnup[:] = [d.turnup for d in deals]
     s.trumps[:] = [d.trumps for d in deals]
-    s.pair_by[:] = [[d._pair_by[KING], d._pair_by[QUEEN], d._pair_by[JACK]] for d in deals]
+    s.pair_by[:] = [d.trump_pair_by for d in deals]
     succ = SUCCESSOR[rules.ace_high]
     for i, d in enumerate(deals):
         prev = -1

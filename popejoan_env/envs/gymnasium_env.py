@@ -93,7 +93,7 @@ from popejoan_env.checks import (
     as_int, as_seed, brief, check_illegal_reward, check_render_mode, check_reward_scale, episode_deals, split_list,
 )
 from popejoan_env.engine import Deal
-from popejoan_env.envs.pettingzoo_aec import _OPTION_KEYS, ILLEGAL_REWARD, _meant_option
+from popejoan_env.envs.pettingzoo_aec import OPTION_KEYS, ILLEGAL_REWARD, meant_option
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.observation import MAX_COUNTERS, OBS_SIZE, Encoder, bounds, check_counters_fit
 from popejoan_env.opponents import SELF, OpponentMixError, OpponentPool, parse_mix
@@ -228,7 +228,7 @@ class PopeJoanGymEnv(gym.Env):
         seed = as_seed(seed)
         if isinstance(options, Mapping):
             # Others' options are ignored, as Gymnasium's envs do; the AEC env's would silently deal a random deal.
-            ours = [key for key in options if key in _OPTION_KEYS or _meant_option(str(key)) is not None]
+            ours = [key for key in options if key in OPTION_KEYS or meant_option(str(key)) is not None]
             if ours:
                 raise PopeJoanError(f"PopeJoanGymEnv.reset takes no {brief(ours)} option: the learner's deals are "
                                     "drawn at random (an exact deal, board or balances: the AEC env's raw_env.reset)")

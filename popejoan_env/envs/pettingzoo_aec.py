@@ -266,7 +266,7 @@ ENV_ID = f"popejoan/pope_joan-v{ENV_VERSION}"
 ILLEGAL_REWARD = -100.0
 """Default reward of an agent whose illegal card ends the episode under ``env()``."""
 
-_OPTION_KEYS = ("deal", "board", "balances")
+OPTION_KEYS = ("deal", "board", "balances")
 _DEAL_KEYS = ("hands", "dead", "dealer")
 _ZERO_MASK = np.zeros(NUM_CARD_IDS, dtype=np.int8)
 _ONE_HOT = np.eye(NUM_CARD_IDS, dtype=np.int8)
@@ -283,7 +283,7 @@ def env(**kwargs: Any) -> AECEnv:
     return ClearErrorsWrapper(e)
 
 
-def _meant_option(key: str) -> str | None:
+def meant_option(key: str) -> str | None:
     """What a reset option key that is not ours most likely meant (a typo, a deal key not inside ``deal``),
     or None for a key that is simply someone else's.
 
@@ -295,7 +295,7 @@ def _meant_option(key: str) -> str | None:
     folded = key.lower()
     if folded in _DEAL_KEYS:
         return "it belongs inside options['deal']"
-    near = difflib.get_close_matches(folded, _OPTION_KEYS + _DEAL_KEYS, n=1, cutoff=0.75)
+    near = difflib.get_close_matches(folded, OPTION_KEYS + _DEAL_KEYS, n=1, cutoff=0.75)
     if not near:
         return None
     where = f"options['deal'][{near[0]!r}]" if near[0] in _DEAL_KEYS else repr(near[0])
@@ -533,13 +533,14 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if options is None:
             return None, None, None
         if not isinstance(options, Mapping):
-            raise InvalidDealError(f"reset options must be a mapping with keys {list(_OPTION_KEYS)}, got {brief(options)}")
+            raise InvalidDealError(f"reset options must be a mapping with keys {list(OPTION_KEYS)}, "
+                                   f"got {brief(options)}")
         for key in options:
-            if key not in _OPTION_KEYS:
-                meant = _meant_option(str(key))
+            if key not in OPTION_KEYS:
+                meant = meant_option(str(key))
                 if meant is not None:
                     raise InvalidDealError(f"reset options: {brief(key)} is not an option ({meant}); "
-                                           f"options are {list(_OPTION_KEYS)}")
+                                           f"options are {list(OPTION_KEYS)}")
         explicit = None
         spec = options.get("deal")
         if spec is not None:

@@ -9,7 +9,7 @@ order is worked out in the compiled call (``decision_kernels``).
 
 What the fast path does not cover goes the reference way, so every refusal is the reference's: a view that is
 inconsistent is handed to ``WorldSampler``, which says why; a world that runs out of restarts is placed by
-``worlds._search``, drawn with the caller's generator, as ``draw_many`` places it.
+``worlds.place_by_paths``, drawn with the caller's generator, as ``draw_many`` places it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from popejoan_env.engine import legal_leads, successors_of
 from popejoan_env.errors import IllegalActionError, InvalidDealError
 from popejoan_env.inference import cannot_hold
 from popejoan_env.search.worlds import (
-    _LOG_ARRAY, _LOG_FACTORIAL_ARRAY, MAX_RESTARTS, SAMPLERS, WorldSampler, _search,
+    LOG_ARRAY, LOG_FACTORIAL_ARRAY, MAX_RESTARTS, SAMPLERS, WorldSampler, place_by_paths,
 )
 from popejoan_env.seat_view import SeatView
 
@@ -34,7 +34,7 @@ __all__ = ["Inputs", "Position", "Sampling", "run", "search_gains"]
 
 
 class Sampling(NamedTuple):
-    """What the compiled placing order and draws read of a view (``decision_kernels.placing_order``, ``_draw``)."""
+    """What the compiled placing order and draws read of a view (``decision_kernels.placing_order``, ``draw_into``)."""
 
     unseen: np.uint64           # the cards the observer cannot see (card-id bits)
     excluded: np.ndarray        # [players] uint64: what each relative seat cannot hold (inference.cannot_hold)
@@ -80,10 +80,10 @@ def search_gains(view: SeatView, candidates: Sequence[int], rng: np.random.Gener
     (``IllegalActionError``)."""
     if as_int(samples) is None or samples < 1:
         raise InvalidDealError(f"a batch of worlds needs a positive number of worlds, got {brief(samples)}")
-    return run(view, _inputs(view, candidates, sampler), rng, int(samples))
+    return run(view, view_inputs(view, candidates, sampler), rng, int(samples))
 
 
-def _inputs(view: SeatView, candidates: Sequence[int], sampler: str) -> Inputs:
+def view_inputs(view: SeatView, candidates: Sequence[int], sampler: str) -> Inputs:
     """The view read once for the compiled search, checked (``search_gains`` says what it refuses)."""
     if sampler not in SAMPLERS:
         raise InvalidDealError(f"unknown world sampler {sampler!r}; samplers are {list(SAMPLERS)}")
@@ -126,7 +126,7 @@ def _inputs(view: SeatView, candidates: Sequence[int], sampler: str) -> Inputs:
                         view.trumps, tables.pos_of_card[np.asarray(candidates, dtype=np.int64)])
     room = np.array([*view.hand_sizes[1:], hidden_dead], dtype=np.int64)
     sampling = Sampling(np.uint64(unseen), np.array(excluded, dtype=np.uint64), hidden_dead, -1, -1, uniform, room,
-                        MAX_RESTARTS, _LOG_ARRAY, _LOG_FACTORIAL_ARRAY)
+                        MAX_RESTARTS, LOG_ARRAY, LOG_FACTORIAL_ARRAY)
     return Inputs(sampling, position, tables)
 
 
@@ -145,15 +145,14 @@ def run(view: SeatView, inputs: Inputs, rng: np.random.Generator, samples: int) 
     status = decision_kernels.search(seed, *inputs, masks, log_weights, placed, gains)
     uniform = inputs.sampling.uniform
     sampler = "uniform" if uniform else "consistent"
-    if status == decision_kernels.NOWHERE:  # _inputs should have caught it
+    if status == decision_kernels.NOWHERE:  # view_inputs should have caught it
         WorldSampler(view, sampler)
         raise InvalidDealError("the view is inconsistent: no placement of the unseen cards respects it")
     if status == decision_kernels.UNPLACED:  # restarts kept failing: the polynomial search, world by world
         reference = WorldSampler(view, sampler)
-        every = tuple(range(players))
-        full = list(reference._order) + [(card, every) for card in reference._free]
+        full = reference.places()
         for w in np.flatnonzero(~placed).tolist():
-            masks[w] = _search(full, reference.room, rng)
+            masks[w] = place_by_paths(full, reference.room, rng)
             log_weights[w] = 0.0
         decision_kernels.play_worlds(masks, inputs.position, inputs.tables, gains)
     if uniform:

@@ -2,7 +2,7 @@
 
 ``search.search_gains`` (``pimc``'s default path) calls ``search`` once per decision.  Each stage is the code
 the other paths run, not a copy of it: the placing order is ``WorldSampler``'s (the constrained cards by their
-number of places, then card id; then the free cards), the draws are ``world_kernels``' (``_draw``, the same
+number of places, then card id; then the free cards), the draws are ``world_kernels``' (``draw_into``, the same
 random numbers from the same seed), every lead is ``playout_kernels.greedy_position``'s and every card is played
 by the batch engine's own loop (``batch.kernels.play_rows``).  What is new is only how they are strung together:
 
@@ -15,7 +15,7 @@ by the batch engine's own loop (``batch.kernels.play_rows``).  What is new is on
   arrays (atomic increments and decrements): inlined, the rollouts run about 1.7x faster.
 
 numba's cache checks a compiled function against its own file only, and ``play_rows``, ``greedy_position`` and
-``_draw`` are compiled into the functions here: so this module keeps the stamp of those three files next to its
+``draw_into`` are compiled into the functions here: so this module keeps the stamp of those three files next to its
 cache and drops its cache when one of them changed (``_drop_stale_cache``; they compile again, once).
 """
 
@@ -29,11 +29,11 @@ from popejoan_env.batch import kernels
 from popejoan_env.search import kernel_cache
 from popejoan_env.search import playout_kernels, world_kernels
 from popejoan_env.search.playout_kernels import greedy_position
-from popejoan_env.search.world_kernels import _draw
+from popejoan_env.search.world_kernels import draw_into
 
 OK, NOWHERE, UNPLACED = 0, 1, 2
 """``search``'s outcomes: every world drawn and played out; a card can be nowhere (the view is inconsistent:
-nothing drawn); a world ran out of restarts (drawn, not played out: ``worlds._search`` places it, then
+nothing drawn); a world ran out of restarts (drawn, not played out: ``worlds.place_by_paths`` places it, then
 ``play_worlds``)."""
 
 _PLAYED = -2
@@ -117,7 +117,7 @@ def search(seed, sampling, position, tables, masks, log_weights, placed, gains):
             total += 1
     state = np.empty(1, dtype=np.uint64)
     state[0] = np.uint64(seed)
-    _draw(state, cards[:total], allowed[:constrained], sampling.room, sampling.max_restarts, sampling.log_of,
+    draw_into(state, cards[:total], allowed[:constrained], sampling.room, sampling.max_restarts, sampling.log_of,
           sampling.log_factorial, masks, log_weights, placed)
     for w in range(len(placed)):
         if not placed[w]:

@@ -235,14 +235,14 @@ class ViewPolicy(KnownPolicy):
 def _history_deal(view: SeatView, hands: Sequence[CardMask], dead: CardMask, board: Sequence[int],
                   balances: Sequence[int]) -> Deal:
     """The world's deal before any card was played (relative seats), with this board and these balances."""
-    from popejoan_env.search.worlds import _dead_list
+    from popejoan_env.search.worlds import dead_list
 
     n = view.players
     initial = list(hands)
     for seat, card, _ in view.history:
         initial[seat] |= 1 << card
     eldest = (view.dealer + 1) % n
-    return Deal.from_position(initial, _dead_list(dead, view.turnup), [0] * n, to_act=eldest, leader=eldest,
+    return Deal.from_position(initial, dead_list(dead, view.turnup), [0] * n, to_act=eldest, leader=eldest,
                               dealer=view.dealer, rules=view.rules, board=list(board), balances=list(balances))
 
 
@@ -269,7 +269,7 @@ def deal_start(view: SeatView, hands: Sequence[CardMask], dead: CardMask) -> tup
 def start_deals(view: SeatView, hands: np.ndarray, dead: np.ndarray) -> list[Deal]:
     """Each world (relative seats' hands ``[k, players]`` and dead hands ``[k]``, card masks) as the deal it was
     before any card was played: the cards each seat held then, the board and balances of ``deal_start``."""
-    from popejoan_env.search.worlds import _dead_list
+    from popejoan_env.search.worlds import dead_list
 
     hand_rows, dead_rows = np.asarray(hands).tolist(), np.asarray(dead).tolist()
     board, balances = deal_start(view, hand_rows[0], dead_rows[0])
@@ -279,7 +279,7 @@ def start_deals(view: SeatView, hands: np.ndarray, dead: np.ndarray) -> list[Dea
         initial = list(h)
         for seat, card, _ in view.history:
             initial[seat] |= 1 << card
-        out.append(first.rearranged(initial, _dead_list(d, view.turnup)))
+        out.append(first.rearranged(initial, dead_list(d, view.turnup)))
     return out
 
 

@@ -1,11 +1,11 @@
 """Compiled world draws (numba): ``worlds.place`` for many worlds in one call, with its own random numbers.
 
 ``WorldSampler.draw_many`` calls ``draw_worlds`` once per batch of worlds; ``decision_kernels.search`` (``pimc``'s
-one-call search) runs ``_draw`` itself, from the seed ``draw_many`` would use.  The kernel places the cards as
+one-call search) runs ``draw_into`` itself, from the seed ``draw_many`` would use.  The kernel places the cards as
 ``worlds.place`` does, card for card: the constrained cards in their order, each into one of its slots with
 probability proportional to the room left there (a dead end starts the world again, at most ``max_restarts``
 times), then the free cards shuffled into the room left; the log importance weight is ``place``'s formula.
-A world that runs out of restarts is marked unplaced and left to ``worlds._search`` (Python, rare).
+A world that runs out of restarts is marked unplaced and left to ``worlds.place_by_paths`` (Python, rare).
 
 **Where the random numbers come from.**  The caller's ``numpy.random.Generator`` draws one 64-bit seed per
 batch; the kernel expands it with SplitMix64 (a 64-bit counter passed through a fixed mixing function, one
@@ -52,11 +52,11 @@ def draw_worlds(seed, cards, allowed, room, max_restarts, log_of, log_factorial,
     size.  ``placed[w]`` is False when ``max_restarts`` dead ends in a row left world ``w`` unplaced."""
     state = np.empty(1, dtype=np.uint64)
     state[0] = np.uint64(seed)
-    _draw(state, cards, allowed, room, max_restarts, log_of, log_factorial, masks, log_weights, placed)
+    draw_into(state, cards, allowed, room, max_restarts, log_of, log_factorial, masks, log_weights, placed)
 
 
 @_njit
-def _draw(state, cards, allowed, room, max_restarts, log_of, log_factorial, masks, log_weights,
+def draw_into(state, cards, allowed, room, max_restarts, log_of, log_factorial, masks, log_weights,
           placed):  # type: ignore[no-untyped-def]
     """``draw_worlds`` from a SplitMix64 state."""
     one = np.uint64(1)

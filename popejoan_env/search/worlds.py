@@ -80,7 +80,7 @@ def world_deal(view: SeatView, hands: Sequence[CardMask], dead: CardMask) -> Dea
     return _position(view, list(hands), dead)
 
 
-def _dead_list(dead: CardMask, turnup: int) -> list[int]:
+def dead_list(dead: CardMask, turnup: int) -> list[int]:
     return [c for c in cards_of(dead) if c != turnup] + [turnup]
 
 
@@ -88,7 +88,7 @@ def _position(view: SeatView, hands: list[CardMask], dead: CardMask) -> Deal:
     """``Deal.from_position`` of a world: the view's public state, its history included, with these hidden
     cards."""
     return Deal.from_position(
-        hands, _dead_list(dead, view.turnup), view.played_by,
+        hands, dead_list(dead, view.turnup), view.played_by,
         to_act=view.to_act, forced=view.forced, leader=view.leader, dealer=view.dealer, rules=view.rules,
         board=view.board, balances=view.balances, history=[(seat, card) for seat, card, _ in view.history],
     )
@@ -153,6 +153,11 @@ class WorldSampler:
             self._order, self._free = [], self.unseen.tolist()
             self._cards, self._allowed = self.unseen, np.zeros(0, dtype=np.int64)
 
+    def places(self) -> list[tuple[int, tuple[int, ...]]]:
+        """Every unseen card with the slots it may go to: the constrained ones in placing order, then the free ones."""
+        every = tuple(range(len(self.room)))
+        return list(self._order) + [(card, every) for card in self._free]
+
     def draw(self, rng: np.random.Generator) -> tuple[list[CardMask], CardMask]:
         """Where one world puts the cards (each relative seat's hand, the dead hand), drawn as ``sample`` draws them;
         a search that needs no ``Deal`` per world (the batched rollouts) stops here."""
@@ -164,7 +169,7 @@ class WorldSampler:
         if self._base is None:
             self._base = _position(self.view, hands, dead)  # every check, once; kept unplayed
             return self._base.copy()
-        return self._base.rearranged(hands, _dead_list(dead, self.view.turnup))
+        return self._base.rearranged(hands, dead_list(dead, self.view.turnup))
 
     def draw_many(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``n`` worlds at once, drawn in compiled code (``world_kernels``) from one seed the generator draws: each
@@ -188,7 +193,7 @@ class WorldSampler:
                 self._base = _position(self.view, h, d)
                 out.append(self._base.copy())
             else:
-                out.append(self._base.rearranged(h, _dead_list(d, self.view.turnup)))
+                out.append(self._base.rearranged(h, dead_list(d, self.view.turnup)))
         return out
 
     def _uniform(self, rng: np.random.Generator) -> tuple[list[CardMask], CardMask]:
@@ -219,7 +224,7 @@ def place(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng
     card mask per slot and the log of the placement's importance weight for a uniform target.
 
     Each constrained card goes to one of its slots with probability proportional to the room left there
-    (a dead end starts again; after ``MAX_RESTARTS`` of them ``_search`` finds a placement, which exists
+    (a dead end starts again; after ``MAX_RESTARTS`` of them ``place_by_paths`` finds a placement, which exists
     whenever the view is consistent, with log weight 0, i.e. unweighted); the free cards then fill the room left in
     a uniformly random order, which is the same distribution as placing them one by one.  A placement
     drawn this way has probability ``q`` proportional to ``prod(room left where each constrained card
@@ -261,7 +266,7 @@ def place(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng
                         masks[s] |= 1 << card
                     at += left[s]
             return masks, log_weight
-    return _search(list(order) + [(card, tuple(range(slots))) for card in free], room, rng), 0.0
+    return place_by_paths(list(order) + [(card, tuple(range(slots))) for card in free], room, rng), 0.0
 
 
 def place_many(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng: np.random.Generator,
@@ -269,7 +274,7 @@ def place_many(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int]
                free: Sequence[int] = (), n: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """``place`` ``n`` times in compiled code (``world_kernels.draw_worlds``, one seed from ``rng``): the masks
     ``[n, slots]`` (uint64) and the log weights ``[n]``; the same distribution and weights as ``place``, other
-    draws.  A placement that runs out of restarts is ``_search``'s, drawn with ``rng``, with log weight 0."""
+    draws.  A placement that runs out of restarts is ``place_by_paths``'s, drawn with ``rng``, with log weight 0."""
     slots = len(room)
     bits = [sum(1 << s for s in places) for _, places in order]
     if any(not b or b >> slots for b in bits):
@@ -291,23 +296,24 @@ def _place_arrays(cards: np.ndarray, allowed: np.ndarray, room: Sequence[int], r
     masks = np.empty((n, len(room)), dtype=np.uint64)
     log_weights = np.empty(n, dtype=np.float64)
     placed = np.empty(n, dtype=np.bool_)
-    world_kernels.draw_worlds(seed, cards, allowed, np.asarray(room, dtype=np.int64), MAX_RESTARTS, _LOG_ARRAY,
-                              _LOG_FACTORIAL_ARRAY, masks, log_weights, placed)
+    world_kernels.draw_worlds(seed, cards, allowed, np.asarray(room, dtype=np.int64), MAX_RESTARTS, LOG_ARRAY,
+                              LOG_FACTORIAL_ARRAY, masks, log_weights, placed)
     if not placed.all():  # restarts kept failing: the polynomial search, world by world
         every = tuple(range(len(room)))
         full = list(order) + [(card, every) for card in free]
         for w in np.flatnonzero(~placed).tolist():
-            masks[w] = _search(full, room, rng)
+            masks[w] = place_by_paths(full, room, rng)
             log_weights[w] = 0.0
     return masks, log_weights
 
 
 _LOG = [0.0] + [float(np.log(k)) for k in range(1, 64)]
 _LOG_FACTORIAL = np.concatenate([[0.0], np.cumsum(_LOG[1:])]).tolist()
-_LOG_ARRAY, _LOG_FACTORIAL_ARRAY = np.array(_LOG), np.array(_LOG_FACTORIAL)
+LOG_ARRAY, LOG_FACTORIAL_ARRAY = np.array(_LOG), np.array(_LOG_FACTORIAL)
 
 
-def _search(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int], rng: np.random.Generator) -> list[CardMask]:
+def place_by_paths(order: Sequence[tuple[int, tuple[int, ...]]], room: Sequence[int],
+                   rng: np.random.Generator) -> list[CardMask]:
     """A placement for views where restarts keep failing: the cards in random order, each put where there is
     room, or made room for by moving placed cards along a shortest chain of slots (augmenting paths, so it
     finds a placement whenever one exists, in polynomial time; a backtracking search could take hours)."""

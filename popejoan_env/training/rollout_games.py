@@ -155,7 +155,7 @@ def field_seats(d: int, players: int) -> tuple[int, ...]:
     return (lone,) if (k // players) % 2 else tuple(s for s in range(players) if s != lone)
 
 
-def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, reward_scale: float, seed: int,
+def play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, reward_scale: float, seed: int,
                 worlds: int, belief: str, deals: Sequence[int], play: str = "search", field: Any = None) -> Any:
     """The decisions of the deals ``deals`` (one table), played in lockstep, each labelled with the best lead by
     ``card_values`` (with ``belief="leads"``, over worlds that read the other seats' leads) and playing it, or with
@@ -207,10 +207,10 @@ def _play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, 
 
 
 def _task(common: tuple[Any, ...], job: tuple[Table, Sequence[int]]) -> Any:
-    """``_play_group`` of one job of ``rollout_games`` (``workers.play_tasks`` runs it where the games are played)."""
+    """``play_group`` of one job of ``rollout_games`` (``workers.play_tasks`` runs it where the games are played)."""
     policy, balance_range, reward_scale, seed, worlds, belief, play, field = common
     table, deals = job
-    return _play_group(policy, table, balance_range, reward_scale, seed, worlds, belief, deals, play, field)
+    return play_group(policy, table, balance_range, reward_scale, seed, worlds, belief, deals, play, field)
 
 
 def rollout_games(policy: Any, tables: Sequence[Table], deals: int, seed: int, *, worlds: int,
