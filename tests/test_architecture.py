@@ -187,6 +187,30 @@ def layers_table() -> str:
         rows.append(f"| {k} | {names} | {layer.what} |")
     return "\n".join(rows) + "\n"
 
+def private_imports(source: str) -> list[tuple[int, str]]:
+    """(line, name) of every private name (``_x``, not a dunder) imported from one of the package's modules."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("popejoan_env"):
+            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")]
+    return out
+
+
+def test_private_imports_finds_a_private_name_and_not_a_public_or_dunder_one() -> None:
+    source = "from popejoan_env.engine import Deal, __doc__\ndef f():\n    from popejoan_env.search.worlds import _x\n"
+    assert private_imports(source) == [(3, "popejoan_env.search.worlds._x")]
+
+
+@pytest.mark.parametrize("root", ["popejoan_env", "training", "benchmarks"])
+def test_no_module_imports_another_modules_private_names(root: str) -> None:
+    # A private name stays with its owner (one source of truth a reader can find by its public name); tests may
+    # reach inside, the package and its scripts may not.
+    found = [f"{path.relative_to(ROOT)}:{line} imports {name}"
+             for path in sorted((ROOT / root).rglob("*.py")) for line, name in private_imports(path.read_text())]
+    assert not found, "\n".join(found)
+
+
 def test_search_and_nets_do_not_import_each_other() -> None:
     # Two rooms of one floor: the search machinery plays worlds out without networks, and a network file knows
     # nothing of search; a player that needs both (pimc_net) brings them together one floor up.
