@@ -5,6 +5,7 @@ MaskablePPO on it, seeding, and bad input."""
 from __future__ import annotations
 
 import copy
+import pickle
 import os
 import sys
 
@@ -490,3 +491,25 @@ def test_oracle_critic_reads_the_hands_and_the_saved_policy_does_not(tmp_path) -
     assert not torch.equal(values, moved_values), "the critic does"
     player = load_player(path)  # an ordinary actor: the numpy player reads it
     assert np.allclose(player.policy.logits(obs[:, :OBS_SIZE].numpy()), logits.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_copy_mid_game_goes_on_as_the_original_and_leaves_it_alone(how: str) -> None:
+    # The batch holds its compiled kernels (a module) and is copied as its data: the copy plays the same deals,
+    # opponents and draws from here, and stepping it moves nothing of the original.
+    vec = BatchVecEnv(6, opponents="stops_first:0.5,random:0.5", deals=2)
+    vec.seed(3)
+    vec.reset()
+    for _ in range(3):
+        vec.step(vec.action_masks().argmax(axis=1))
+    twin = copy.deepcopy(vec) if how == "deepcopy" else pickle.loads(pickle.dumps(vec))
+    before = vec.action_masks().copy()
+    twin.step(twin.action_masks().argmax(axis=1))  # the twin runs ahead one step, then both go on alike
+    assert (vec.action_masks() == before).all()
+    vec.step(vec.action_masks().argmax(axis=1))
+    for step in range(40):
+        actions = (np.random.default_rng(step).random((6, 52)) * vec.action_masks()).argmax(axis=1)
+        ours, theirs = vec.step(actions), twin.step(actions)
+        for a, b in zip(ours[:3], theirs[:3]):
+            np.testing.assert_array_equal(a, b)
+        assert [i.get("deal_delta") for i in ours[3]] == [i.get("deal_delta") for i in theirs[3]]

@@ -4,9 +4,11 @@ and a tiny ``training/cleanrl_ppo.py`` run."""
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import os
+import pickle
 import subprocess
 import sys
 
@@ -268,3 +270,25 @@ def test_tiny_cleanrl_ppo_run_writes_a_model_that_plays(tmp_path) -> None:
 
     deal = env.batch.to_deal(0)
     assert player.act(seat_view(deal, deal.to_act)) in deal.legal_actions()
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_copy_mid_game_goes_on_as_the_original_and_leaves_it_alone(how: str) -> None:
+    env = PopeJoanVectorEnv(5, seed=4)
+    _, infos = env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        _, _, _, _, infos = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in infos["action_mask"]]))
+    twin = copy.deepcopy(env) if how == "deepcopy" else pickle.loads(pickle.dumps(env))
+    masks = infos["action_mask"]
+    first = np.array([np.flatnonzero(m)[0] for m in masks])
+    twin.step(first)  # the twin runs ahead one step; the original is where it was
+    np.testing.assert_array_equal(env.action_masks(), masks)
+    ours = env.step(first)
+    for step in range(40):
+        actions = np.array([np.random.default_rng([step, i]).choice(np.flatnonzero(m))
+                            for i, m in enumerate(ours[4]["action_mask"])])
+        ours, theirs = env.step(actions), twin.step(actions)
+        for a, b in zip(ours[:4], theirs[:4]):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(ours[4]["seat"], theirs[4]["seat"])

@@ -160,6 +160,14 @@ class BatchDeals:
         self._play_lone_leads(all_slots)
         self._pending = [self._settle_new()]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the compiled kernels (a module): a batch is copied, deep-copied and pickled as its data."""
+        return {k: v for k, v in self.__dict__.items() if k != "_kernels"}
+
+    def __setstate__(self, data: dict[str, Any]) -> None:
+        self.__dict__.update(data)
+        self._kernels = compiled()
+
     def _setup(self, rules: Rules, players: int, state: BatchState, lone_leads: bool) -> None:
         """What every batch holds, however made: the rules, the state, and nothing dealt or reported yet."""
         self._kernels = compiled()  # first: without numba nothing else is built
