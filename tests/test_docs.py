@@ -21,7 +21,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 sys.path.insert(0, str(DOCS / "_ext"))
-from popejoan_docs import TABLES, extras, generate  # noqa: E402  (docs/_ext is not a package)
+from popejoan_docs import TABLES, extras, generate, site_links  # noqa: E402  (docs/_ext is not a package)
 
 
 def block_after(marker: str, page: pathlib.Path = README) -> str:
@@ -95,6 +95,20 @@ def test_every_anchor_of_a_markdown_link_is_a_heading_of_its_page_as_github_name
             assert anchor in github_anchors(linked), f"{page.relative_to(ROOT)} links {target}: no such heading"
             checked += 1
     assert checked >= 50
+
+
+def test_a_model_card_link_is_to_the_card_itself_and_the_site_links_its_page() -> None:
+    # docs/models/X.md only includes the card: on GitHub it shows the include directive, not the card.
+    for page in sorted(DOCS.glob("**/*.md")):
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            linked = (page.parent / target.partition("#")[0]).resolve()
+            assert linked.parent != DOCS / "models" or page.parent == DOCS / "models", (
+                f"{page.relative_to(ROOT)} links {target}, a page GitHub shows as an include: "
+                f"link ../models/{linked.stem}/MODEL_CARD.md")
+    text = "see [the card](../models/shipped/MODEL_CARD.md#a-fourth-round) and [x](../models/round2/MODEL_CARD.md)"
+    assert site_links(text, "training") == "see [the card](models/shipped.md#a-fourth-round) and [x](models/round2.md)"
+    assert site_links(text.replace("](../", "](../../"), "guide/training") == (
+        "see [the card](../models/shipped.md#a-fourth-round) and [x](../models/round2.md)")
 
 
 def test_the_readme_env_example_runs_and_prints_each_seats_counters() -> None:

@@ -114,8 +114,18 @@ def generate(text: str) -> str:
     return TABLE.sub(table, text)
 
 
+CARD_LINK = re.compile(r"\]\((?:\.\./)+models/([\w-]+)/MODEL_CARD\.md")
+
+
+def site_links(text: str, docname: str) -> str:
+    """Links to a model card as GitHub follows them (``../models/X/MODEL_CARD.md``) made links to the site's page
+    of that card (``models/X.md``, which includes it), from a page ``docname`` deep."""
+    up = "../" * docname.count("/")
+    return CARD_LINK.sub(lambda m: f"]({up}models/{m.group(1)}.md", text)
+
+
 def _source_read(app: Sphinx, docname: str, source: list[str]) -> None:
-    source[0] = generate(source[0])
+    source[0] = site_links(generate(source[0]), docname)
 
 
 def _generated_pages(app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
