@@ -421,3 +421,19 @@ def test_a_field_that_cannot_play_the_run_s_tables_is_one_line_before_any_work(t
     with pytest.raises(ppo.PopeJoanError, match="--rollout-field would go unused: --rounds 0"):
         ppo.check_given_stages(ppo.parse_flags(ppo.Args, ["--rounds", "0", "--rollout-field", "x.zip"], ""),
                                frozenset({"rounds", "rollout_field"}))
+
+
+def test_a_run_without_ppo_writes_its_learning_curve_to_tensorboard(tmp_path: Path) -> None:
+    """The default run has no PPO stage: its TensorBoard logs held no scalar at all before the recipe's points were
+    written there (docs/training.md promises TensorBoard logs in ``<run>/tb``)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    flags = [flag for flag in TINY if flag != "--no-tensorboard"]
+    run = ppo.main(["--output-dir", str(tmp_path), "--run-name", "tb", "--rounds", "1", *flags])
+    board = EventAccumulator(str(tmp_path / "tb" / "tb"))
+    board.Reload()
+    points = board.Scalars("recipe/random/model_minus_opponent")
+    assert [p.step for p in points] == list(range(len(run["evaluations"]))) and len(points) == 3
+    assert [p.value for p in points] == pytest.approx(
+        [e["results"]["random"]["diff_mean"] for e in run["evaluations"]])
+    assert "recipe/train_minutes" in board.Tags()["scalars"]

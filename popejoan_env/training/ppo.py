@@ -663,6 +663,20 @@ class CleanRLBoard(TensorBoardOutputFormat):
         super().write(kv, ex, step)
 
 
+def log_recipe_points(logger: Logger, evals: list[dict[str, Any]]) -> None:
+    """The recipe's learning-curve points in TensorBoard: ``recipe/<opponent>/model_minus_opponent`` and
+    ``recipe/<opponent>/model_counters_per_deal`` with the point's index as the step, and its minutes of training
+    as ``recipe/train_minutes``.  Without them a run with no PPO stage (the default) left ``tb/`` empty."""
+    for point, row in enumerate(evals):
+        if not row.get("results"):
+            continue
+        for name, r in row["results"].items():
+            logger.record(f"recipe/{name}/model_minus_opponent", r["diff_mean"])
+            logger.record(f"recipe/{name}/model_counters_per_deal", r["model_mean"])
+        logger.record("recipe/train_minutes", row["train_seconds"] / 60)
+        logger.dump(step=point)
+
+
 # ---------------------------------------------------------------------- the recipe
 def recipe(model: MaskablePPO, args: Args, setup: Setup, callback: Callback, run_dir: str,
            resumed: Rounds | None) -> dict[str, Any]:
@@ -928,6 +942,7 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
         vec.env_method("add_snapshot", first)
     if args.tensorboard:
         model.set_logger(Logger(os.path.join(run_dir, "tb"), [CleanRLBoard(os.path.join(run_dir, "tb"))]))
+        log_recipe_points(model.logger, callback.evals)
 
     if args.total_timesteps or not has_recipe(args):  # the PPO stage, when there is one
         print(f"training {args.run_name}: {args.preset}, players {setup.table_sizes}, opponents {args.opponents}, "
