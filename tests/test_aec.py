@@ -631,3 +631,18 @@ def test_reset_with_a_seed_seeds_the_action_spaces_so_sampled_play_repeats() -> 
 
     assert play(11) == play(11)
     assert play(11) != play(12)
+
+
+@pytest.mark.parametrize("call", ["last", "observe", "state", "render", "agent_iter"])
+def test_env_refuses_a_call_before_reset_with_a_popejoan_error(call: str) -> None:
+    """Forgetting ``reset()`` gave PettingZoo's bare AssertionError (or AttributeError for ``last()``) through
+    ``env()``, where ``raw_env`` and ``env().step`` already refuse with a ``GameOverError`` naming the fix."""
+    from popejoan_env.errors import GameOverError
+
+    e = env(players=4, render_mode="ansi")
+    calls = {"last": e.last, "observe": lambda: e.observe("player_0"), "state": e.state, "render": e.render,
+             "agent_iter": lambda: next(iter(e.agent_iter()))}
+    with pytest.raises(GameOverError, match=rf"{call}\(\) before reset\(\): call reset\(\)"):
+        calls[call]()
+    e.reset(seed=1)
+    calls[call]()  # after reset() each works

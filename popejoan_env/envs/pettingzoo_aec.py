@@ -305,8 +305,9 @@ def meant_option(key: str) -> str | None:
 class ClearErrorsWrapper(wrappers.OrderEnforcingWrapper):
     """PettingZoo's ``OrderEnforcingWrapper`` (the outermost wrapper of ``env()``), refusing with a
     ``PopeJoanError`` naming the problem what PettingZoo's wrappers would answer with a bare
-    ``AssertionError`` (a step before ``reset()``, an action outside ``Discrete(52)``), before anything
-    changes.  A legal id that is not a legal card still ends the episode (``TerminateIllegalWrapper``)."""
+    ``AssertionError`` (a step, ``last()``, ``observe()``, ``state()``, ``render()`` or ``agent_iter()`` before
+    ``reset()``, an action outside ``Discrete(52)``), before anything changes.  A legal id that is not a legal
+    card still ends the episode (``TerminateIllegalWrapper``)."""
 
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)
@@ -340,6 +341,36 @@ class ClearErrorsWrapper(wrappers.OrderEnforcingWrapper):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Check the seed, then reset the wrapped env."""
         super().reset(seed=as_seed(seed), options=options)
+
+    def _dealt(self, call: str) -> None:
+        """Refuse ``call`` before the first ``reset()`` as ``raw_env`` does (PettingZoo's wrapper: AssertionError)."""
+        if not self._has_reset:
+            raise GameOverError(f"{call} before reset(): call reset() to deal an episode")
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """The agent to act's observation, reward, flags and info; refused before ``reset()``."""
+        self._dealt("last()")
+        return super().last(observe)
+
+    def observe(self, agent: str) -> Any:
+        """``agent``'s observation; refused before ``reset()``."""
+        self._dealt("observe()")
+        return super().observe(agent)
+
+    def state(self) -> np.ndarray:
+        """The full hidden state; refused before ``reset()``."""
+        self._dealt("state()")
+        return super().state()
+
+    def render(self) -> Any:
+        """The table as the render mode draws it; refused before ``reset()``."""
+        self._dealt("render()")
+        return super().render()
+
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        """The agents in turn; refused before ``reset()``."""
+        self._dealt("agent_iter()")
+        return super().agent_iter(max_iter)
 
 
 class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
