@@ -291,7 +291,8 @@ def _add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules-option", action="append", default=[], metavar="KEY=VALUE",
                         help="change one rules option (JSON value), repeatable")
     parser.add_argument("--opponents", default="stops_first",
-                        help="player spec for every other seat: a scripted name or a model path (default stops_first)")
+                        help="one player spec, which plays every other seat: a scripted name or a model path "
+                             "(default stops_first)")
     parser.add_argument("--seat", type=Integer(0, MAX_PLAYERS - 1), default=0, help="your seat (default 0)")
     parser.add_argument("--deals", type=EPISODE_DEALS, default=1,
                         help=f"deals with play in the session, 1..{EPISODE_DEALS.high:,} (default 1)")
@@ -306,7 +307,12 @@ def run_play(args: argparse.Namespace) -> int:
     from popejoan_env.players import make_player
     from popejoan_env.players.base import ask
     from popejoan_env.players.human import HumanPlayer
+    from popejoan_env.players.lists import split_specs
 
+    specs = split_specs(args.opponents, "--opponents")
+    if len(specs) > 1:  # evaluate's and train's --opponents are lists; here one spec plays every other seat
+        raise UsageError(f"--opponents takes one player spec, which plays every other seat; got a list of "
+                         f"{len(specs)}: {', '.join(specs)}")
     rules = parse_rules_options(args.preset, args.rules_option)
     check_players(args.players)
     if not 0 <= args.seat < args.players:

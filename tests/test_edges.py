@@ -1663,6 +1663,17 @@ def test_a_model_path_that_is_a_directory_is_named(tmp_path: pathlib.Path) -> No
         make_player(str(tmp_path / "run.zip"))
 
 
+def test_a_run_directory_given_as_a_model_names_its_model_file(tmp_path: pathlib.Path) -> None:
+    """``popejoan evaluate models/quick`` (the run's directory, not its model.zip): the refusal said only that it is a
+    directory."""
+    run = tmp_path / "quick"
+    run.mkdir()
+    (run / "model.zip").write_bytes(b"")  # only its name is read here
+    with pytest.raises(PopeJoanError, match=r"is a directory, not a model file \(the run's model is "
+                                            r"'.*quick/model\.zip'\)"):
+        make_player(str(run))
+
+
 # ===================================================================== Gymnasium ids and env arguments
 @pytest.mark.parametrize("kwargs, says", [
     # a table size that is no number nor list (was: TypeError "'bool' object is not iterable")

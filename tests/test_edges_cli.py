@@ -107,3 +107,28 @@ def test_learner_throughput_no_setups_says_one_is_needed(capsys: pytest.CaptureF
         assert "unknown" not in err
     status, _, err = run_main(["learner-throughput", "--setups", "batch,nope"], capsys)
     assert_refused(status, err, "--setups", "['nope']")
+
+
+@pytest.mark.parametrize("opponents", ["pimc,random", "pimc:samples=8,rollout=greedy,random,lowest"])
+def test_play_refuses_a_list_of_opponents_saying_it_takes_one_spec(opponents: str, capsys: pytest.CaptureFixture[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: 'unknown player 'pimc,random'', although evaluate's and train's --opponents are comma lists."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    status, _, err = run_main(["play", "--opponents", opponents, "--seed", "1"], capsys)
+    assert_refused(status, err, "--opponents takes one player spec", "every other seat", "pimc")
+    assert "unknown player" not in err
+
+
+def test_exploit_of_your_own_player_names_the_flag_that_searches_it(tmp_path: pathlib.Path,
+                                                                    capsys: pytest.CaptureFixture[str],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: 'use posterior=none ... or posterior=sampled', the spec's syntax, at a command line whose flag is
+    --posterior."""
+    (tmp_path / "own_exploited.py").write_text("class Own:\n    name = 'own'\n    def reset(self, seed=None): pass\n"
+                                               "    def act(self, view): return min(view.legal)\n"
+                                               "def make(seed=None):\n    return Own()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "own_exploited", raising=False)
+    status, _, err = run_main(["exploit", "own_exploited:make", "--deals", "50", "--out", str(tmp_path / "x")],
+                              capsys)
+    assert_refused(status, err, "policy of 'own' is not known", "--posterior none", "--posterior sampled")

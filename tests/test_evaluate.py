@@ -173,6 +173,19 @@ def test_a_state_file_of_another_evaluation_is_refused(tmp_path: os.PathLike[str
         evaluate_agent("random", deals=100, opponents="random", out=out)
 
 
+def test_a_state_file_of_another_evaluation_is_refused_naming_what_differs(tmp_path: os.PathLike[str]) -> None:
+    """Before: the refusal printed the file's whole settings, cut at 300 characters, and not this evaluation's."""
+    out = os.path.join(tmp_path, "x")
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_agent("lowest", deals=100, opponents="random", out=out,
+                       on_block=lambda n, b: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(PopeJoanError, match=r"other settings \('agent': 'lowest' there, 'random' here\); remove"):
+        evaluate_agent("random", deals=100, opponents="random", out=out)
+    with pytest.raises(PopeJoanError, match=r"'deals': 100 there, 50 here; 'opponents': \['random'\] there, "
+                                            r"\['random', 'lowest'\] here\)"):
+        evaluate_agent("lowest", deals=50, opponents="random,lowest", out=out)
+
+
 def test_two_runs_model_files_get_reports_of_their_own_by_default() -> None:
     # Every training run saves model.zip: named by its stem alone, the second evaluation replaced the first's report
     # (and, run side by side, the two shared one state file).

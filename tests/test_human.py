@@ -51,6 +51,21 @@ def test_human_end_of_input_is_a_clear_error() -> None:
         HumanPlayer(ask=eof, show=lambda s: None).act(decode(obs["observation"], obs["action_mask"]))
 
 
+@pytest.mark.parametrize("stop", [EOFError, KeyboardInterrupt])
+def test_human_stopped_at_the_prompt_ends_its_line(stop: type[BaseException]) -> None:
+    """Before: Ctrl-C or the end of input at the prompt left the command's one line glued to it on the terminal
+    ('your lead (AC TD AH 6S): ^Cpopejoan play: interrupted')."""
+    _, obs = first_choice(4)
+    shown: list[str] = []
+
+    def stopped(prompt: str) -> str:
+        raise stop
+
+    with pytest.raises((PopeJoanError, KeyboardInterrupt)):
+        HumanPlayer(ask=stopped, show=shown.append).act(decode(obs["observation"], obs["action_mask"]))
+    assert shown[-1] == ""
+
+
 def test_play_command_takes_a_human_through_a_deal() -> None:
     names = [CARD_NAMES[c] for c in PACK]
     typed = "\n".join(["zz"] + names * 12) + "\n"  # try cards in order until one is legal

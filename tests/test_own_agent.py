@@ -287,3 +287,18 @@ def test_an_answer_that_is_no_legal_card_is_refused_everywhere_never_truncated(b
         with pytest.raises(IllegalActionError, match="chose badly") as refused:
             make()
         assert len(str(refused.value)) < 600
+
+
+@pytest.mark.parametrize(("spec", "meant"), [("mypackage/agent.py:make_agent", "mypackage.agent:make_agent"),
+                                             ("./mypackage/agent:make_agent", "mypackage.agent:make_agent"),
+                                             ("myagent.py:make_agent", "myagent:make_agent")])
+def test_a_spec_written_as_a_file_path_is_refused_naming_the_module_spec_meant(
+        agent_directory: pathlib.Path, monkeypatch: pytest.MonkeyPatch, spec: str, meant: str) -> None:
+    """docs/evaluation.md's example is ``mypackage/agent.py``: written as a path, the spec was refused as a missing
+    model file ("a player spec ending in .zip is a model file") or a module named ``myagent.py``, never naming the
+    spec to write."""
+    (agent_directory / "mypackage").mkdir()
+    (agent_directory / "mypackage" / "agent.py").write_text(AGENT)
+    monkeypatch.chdir(agent_directory)
+    with pytest.raises(UnknownPlayerError, match=f"module:factory.*'{meant}'"):
+        make_player(spec)

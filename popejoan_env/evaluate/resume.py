@@ -103,6 +103,16 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a finite number")
 
 
+def settings_differ(saved: object, wanted: dict[str, Any]) -> str:
+    """What differs between a state file's settings and this evaluation's, each field as the file has it and as
+    this evaluation has it (the file's whole settings, shortened, when they are not an object)."""
+    if not isinstance(saved, dict):
+        return brief(saved, 300)
+    fields = [name for name in dict.fromkeys([*wanted, *saved]) if saved.get(name) != wanted.get(name)]
+    return "; ".join(f"{brief(name, 40)}: {brief(saved.get(name), 120)} there, {brief(wanted.get(name), 120)} here"
+                     for name in fields[:4]) + ("; ..." if len(fields) > 4 else "")
+
+
 def read_state(path: str, settings: Any, matches: Iterable[str]) -> dict[str, dict[int, dict[str, Any]]]:
     """The blocks of the state file at ``path``, per match of ``matches``, every one checked against ``settings``
     (a ``runner.Settings``); a ``StateFileError`` naming the file and the problem otherwise."""
@@ -112,8 +122,8 @@ def read_state(path: str, settings: Any, matches: Iterable[str]) -> dict[str, di
                              "another --out")
     if saved.get("settings") != settings.to_dict():
         raise StateFileError(f"{path} holds an unfinished evaluation with other settings "
-                             f"({brief(saved.get('settings'), 300)}); remove it to start this one, or choose "
-                             "another --out")
+                             f"({settings_differ(saved.get('settings'), settings.to_dict())}); remove it to start "
+                             "this one, or choose another --out")
     extra = sorted(set(saved) - {"format", "settings", "blocks", "popejoan"})
     if extra:
         return _refuse(path, f"it holds {brief(extra)} beside format, settings, blocks and popejoan")

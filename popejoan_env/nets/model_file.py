@@ -196,6 +196,9 @@ def read_model(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict
     if not os.path.isfile(path):
         why = ("is a directory, not a model file" if os.path.isdir(path) else
                "is not a regular file" if os.path.exists(path) else "does not exist")
+        inside = os.path.join(path, "model.zip")
+        if os.path.isdir(path) and os.path.isfile(inside):  # a run's directory: its model is model.zip
+            why += f" (the run's model is {inside!r})"
         raise ModelFileError(f"model file {path!r} {why}")
     try:
         with zipfile.ZipFile(path) as archive:

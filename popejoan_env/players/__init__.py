@@ -208,6 +208,17 @@ def _number(text: str) -> int | float | str:
     return text
 
 
+def module_meant(spec: str) -> str | None:
+    """The ``module:factory`` spec meant by one written with a file's path (``mypackage/agent.py:make_agent``,
+    ``myagent.py:make_agent``: ``mypackage.agent:make_agent``, ``myagent:make_agent``), or None."""
+    path, sep, factory = spec.strip().rpartition(":")
+    if not sep or not (path.endswith(".py") or any(s and s in path for s in (os.path.sep, os.path.altsep))):
+        return None
+    parts = [part for part in re.split(r"[\\/]", path.removesuffix(".py")) if part not in ("", ".")]
+    meant = f"{'.'.join(parts)}:{factory}"
+    return meant if FACTORY_SPEC.fullmatch(meant) else None
+
+
 def _in_current_directory(module: str) -> bool:
     """True when the current directory holds the top-level package or module of a dotted module name."""
     top = module.partition(".")[0]
@@ -242,8 +253,10 @@ def _from_factory(spec: str, module: str, factory: str, seed: int | None) -> Pla
         raise
     except BaseException as err:  # noqa: BLE001 - the researcher's module: whatever it raises, named
         # in one line (a sys.exit() in it too: it would end the command with status 0 and no report)
+        meant = module_meant(spec) if isinstance(err, ModuleNotFoundError) else None
+        hint = f"; module:factory names a module, not a file: {meant!r}" if meant else ""
         raise UnknownPlayerError(f"player spec {brief(spec, 200)}: cannot import module {module!r} "
-                                 f"({type(err).__name__}: {one_line(str(err))})") from None
+                                 f"({type(err).__name__}: {one_line(str(err))}){hint}") from None
     make = getattr(own, factory, None)
     if make is None:
         where = getattr(own, "__file__", None) or ""
@@ -288,6 +301,10 @@ def make_player(spec: str, seed: int | None = None) -> Player:
     seed = as_seed(seed)  # before anything is loaded or imported: -1, 2.5 and a Generator are refused by name
     if is_model_path(spec):
         if not os.path.exists(spec):
+            meant = module_meant(spec)
+            if meant:
+                raise UnknownPlayerError(f"player spec {brief(spec, 200)} is a file's path: your own player is "
+                                         f"module:factory, a dotted module name ({meant!r})")
             raise UnknownPlayerError(f"no saved model at {brief(spec, 200)} (a player spec ending in .zip is a model "
                                      "file)")
         try:

@@ -138,7 +138,8 @@ def known_policy(player: Player, rng: np.random.Generator, *, decisions: int = S
     raise NoKnownPolicyError(
         f"the policy of {player.name!r} is not known (a posterior over the worlds needs the agent's probabilities: "
         "random, lowest, stops_first, pool_hunter, pimc, pimc_net, shipped or a model file); use posterior=none "
-        "(worlds weighed by consistency alone) or posterior=sampled (its frequencies over decisions of its own)")
+        "(worlds weighed by consistency alone) or posterior=sampled (its frequencies over decisions of its own): "
+        "--posterior none or --posterior sampled of popejoan exploit")
 
 
 def _count(name: str, value: object, low: int, high: int = MAX_WORLDS) -> int:

@@ -47,7 +47,11 @@ class HumanPlayer:
             try:
                 text = self.ask(f"your lead ({legal_names}): ")
             except EOFError:
+                self.show("")  # end the prompt's line: the refusal is a line of its own
                 raise PopeJoanError("human: no more input (end of file) while a card was wanted") from None
+            except KeyboardInterrupt:
+                self.show("")  # likewise the command's "interrupted"
+                raise
             try:
                 card = parse_card(text)
             except UnknownCardError as err:
