@@ -137,6 +137,36 @@ def test_uniform_nash_conv_with_the_kd_turned_up_is_3643_over_1680() -> None:
     assert result.improvements[0] == pytest.approx(result.improvements[2], abs=1e-9)
 
 
+def _share(deal: Deal, mass: float) -> dict[int, float]:
+    legal = deal.legal_actions()
+    return {card: mass / len(legal) for card in legal}
+
+
+@pytest.mark.parametrize(("policy", "says"), [
+    # an unmasked softmax over every card id (was: NashConv 4.109 with the K♦ turned up, not 2.168)
+    (lambda deal, seat: {card: 1 / 52 for card in range(52)}, "not a legal card id"),
+    (lambda deal, seat: _share(deal, 0.5), "summing to 0.5"),  # was: 3.099
+    (lambda deal, seat: {}, "summing to 0"),  # was: 4.198
+    (lambda deal, seat: {str(c): p for c, p in _share(deal, 1.0).items()}, "not a legal card id"),  # was: 4.198
+    (lambda deal, seat: {c: (2.0 if i == 0 else -1.0) for i, c in enumerate(deal.legal_actions())},
+     "not a number >= 0"),  # was: a negative NashConv, -0.012
+    (lambda deal, seat: {c: float("nan") for c in deal.legal_actions()}, "not a number >= 0"),  # was: nan
+    (lambda deal, seat: [0.5, 0.5], "must return a mapping"),
+])
+def test_nash_conv_refuses_a_policy_that_is_not_a_distribution_over_the_legal_cards(policy, says: str) -> None:
+    with pytest.raises(PopeJoanError, match=says):
+        nash_conv(SMALL, policy, turnup="KD")
+
+
+def test_nash_conv_takes_zero_mass_on_other_cards_and_numpy_numbers() -> None:
+    def masked_softmax(deal: Deal, seat: int) -> dict[int, float]:
+        row = np.zeros(52, dtype=np.float32)
+        row[deal.legal_actions()] = np.float32(1.0) / len(deal.legal_actions())
+        return {np.int64(card): row[card] for card in range(52)}
+
+    assert nash_conv(SMALL, masked_softmax, turnup="KD").nash_conv == pytest.approx(3643 / 1680, abs=1e-6)
+
+
 def test_nash_conv_of_a_deterministic_player_is_no_less_than_zero_and_its_values_sum_to_the_board() -> None:
     result = nash_conv(SMALL, player_policy(make_player("stops_first", seed=0)), turnup="9S")
     assert all(x >= -1e-9 for x in result.improvements)
