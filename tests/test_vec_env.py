@@ -310,7 +310,8 @@ def test_a_model_file_in_the_mix_plays_its_scalar_moves_in_one_forward_per_round
 
 def test_sessions_end_episodes_where_the_batch_ends_them() -> None:
     rules = Rules().replace(allow_credit=False)
-    vec = make_batch_vec_env(8, 3, rules=rules, opponents="random", deals=3, balance_range=(0, 14))
+    # balances just above the dressing: dealers soon go broke and end their sessions early
+    vec = make_batch_vec_env(8, 3, rules=rules, opponents="random", deals=3, balance_range=(15, 20))
     vec.reset()
     total = np.zeros(vec.num_envs)
     ends = 0
@@ -405,6 +406,18 @@ def test_bad_input_is_refused_and_changes_nothing() -> None:
     assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2])
     with pytest.raises(AttributeError):
         vec.env_method("render")
+
+
+def test_a_balance_range_no_dealer_could_deal_from_is_refused_as_the_gymnasium_view_refuses_it() -> None:
+    # was: accepted, and dealers drawn at 0..5 counters paid the 15 of the dressing without credit (R1 forbids it)
+    no_credit = {"allow_credit": False}
+    with pytest.raises(PopeJoanError, match="below the dressing"):
+        BatchVecEnv(2, rules=no_credit, balance_range=(0, 5))
+    with pytest.raises(PopeJoanError, match="below the dressing"):
+        make_batch_vec_env(2, 0, rules=no_credit, balance_range=(14, 30))
+    vec = make_batch_vec_env(4, 0, opponents="random", rules=no_credit, balance_range=(15, 30))
+    vec.reset()
+    vec.step(vec.action_masks().argmax(axis=1))
 
 
 @pytest.mark.slow

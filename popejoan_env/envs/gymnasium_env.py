@@ -98,13 +98,13 @@ from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.observation import MAX_COUNTERS, OBS_SIZE, Encoder, bounds, check_counters_fit
 from popejoan_env.opponents import SELF, OpponentMixError, OpponentPool, parse_mix
 from popejoan_env.render import describe
-from popejoan_env.rules import RulesLike, check_players, resolve_rules
+from popejoan_env.rules import Rules, RulesLike, check_players, resolve_rules
 from popejoan_env.seat_view import seat_view
 from popejoan_env.session import Session
 from popejoan_env.table import play_until
 
-__all__ = ["ILLEGAL_ACTIONS", "SELF", "OpponentMixError", "PopeJoanGymEnv", "make_gym_env", "make_vec_env", "parse_mix",
-           "table_sizes"]
+__all__ = ["ILLEGAL_ACTIONS", "SELF", "OpponentMixError", "PopeJoanGymEnv", "check_balance_range", "make_gym_env",
+           "make_vec_env", "parse_mix", "table_sizes"]
 
 ILLEGAL_ACTIONS = ("terminate", "raise")
 """What ``step`` does with a card id that is not legal: end the episode with ``illegal_reward``, or raise."""
@@ -126,6 +126,14 @@ def episode_options(deals: object, balance_range: object) -> tuple[int, tuple[in
         raise PopeJoanError(f"balance_range must lie within ±{limit:,} (the observation's bound), "
                             f"got {brief(balance_range)}")
     return count, (lo, hi)
+
+
+def check_balance_range(rules: Rules, balance_range: tuple[int, int] | None) -> None:
+    """Refuse a ``balance_range`` whose low end leaves a dealer unable to pay the dressing (``allow_credit=false``)."""
+    if balance_range is not None and not rules.can_deal(balance_range[0]):
+        raise PopeJoanError(f"balance_range {balance_range} lets a dealer start below the dressing "
+                            f"({sum(rules.dressing)} counters) under allow_credit=false: no deal could be "
+                            "dealt then; start the range at the dressing or allow credit")
 
 
 def illegal_options(illegal_action: object, illegal_reward: object) -> tuple[str, float]:
@@ -181,10 +189,7 @@ class PopeJoanGymEnv(gym.Env):
         self.rules.check_startable()
         self.table_sizes = table_sizes(players)
         self.deals, self.balance_range = episode_options(deals, balance_range)
-        if self.balance_range is not None and not self.rules.can_deal(self.balance_range[0]):
-            raise PopeJoanError(f"balance_range {self.balance_range} lets a dealer start below the dressing "
-                                f"({sum(self.rules.dressing)} counters) under allow_credit=false: no deal could be "
-                                "dealt then; start the range at the dressing or allow credit")
+        check_balance_range(self.rules, self.balance_range)
         self.illegal_action, self.illegal_reward = illegal_options(illegal_action, illegal_reward)
         low, high = self.balance_range or (self.rules.start_counters, self.rules.start_counters)
         check_counters_fit(self.rules, self.deals, low, high, 0, "rules, deals and balance_range")

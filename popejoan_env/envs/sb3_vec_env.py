@@ -76,7 +76,7 @@ from popejoan_env.batch_observation import HIDDEN_SIZE, encode_batch, hidden_bat
 from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS
 from popejoan_env.checks import as_int, brief, check_reward_scale
 from popejoan_env.errors import IllegalActionError, PopeJoanError
-from popejoan_env.envs.gymnasium_env import episode_options, table_sizes
+from popejoan_env.envs.gymnasium_env import check_balance_range, episode_options, table_sizes
 from popejoan_env.observation import OBS_SIZE, encode
 from popejoan_env.opponents import SELF, OpponentPool
 from popejoan_env.players.base import act_batch
@@ -155,6 +155,8 @@ class BatchVecEnv(VecEnv):
                                 f"many deals, at most MAX_BATCH_DEALS), got {brief(num_envs)}")
         deals, balance_range = episode_options(deals, balance_range)
         self.rules = resolve_rules(rules)
+        # as the Gymnasium view refuses it: drawn after the deal, such a balance played on below 0 without credit
+        check_balance_range(self.rules, balance_range)
         self.table_sizes = table_sizes(players)
         self.deals = deals
         self.lone_leads = bool(lone_leads)
