@@ -120,5 +120,29 @@ def test_the_wrappers_example_on_the_openspiel_page_runs() -> None:
     from test_docs import DOCS, run_block
 
     lines = run_block("openspiel-wrappers", DOCS / "openspiel.md").strip().splitlines()
-    assert lines[0].startswith("player_") and len(lines) == 2
-    assert len(eval(lines[1])) == 4  # noqa: S307 - our own printed list: the four seats' counters
+    assert lines[0].startswith("player_") and len(lines) == 3
+    small = eval(lines[1])  # noqa: S307 - our own printed list: the small deal's counters, seat by seat
+    assert len(small) == 3 and -15 <= sum(small) < 0  # the dealer's 15 staked, some of it left on the board
+    assert len(eval(lines[2])) == 4  # noqa: S307 - our own printed list: the four seats' counters
+
+
+def test_the_openspiel_page_says_where_shimmy_gives_a_deals_counters() -> None:
+    shimmy = need("shimmy")
+    from test_docs import DOCS
+
+    env = shimmy.OpenSpielCompatibilityV0(game_name=og.GAME_NAME, config={"players": 4})
+    env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    read = {}
+    for agent in env.agent_iter():
+        _, reward, terminated, truncated, info = env.last()
+        if terminated or truncated:
+            read[agent] = reward
+            returns = list(env.game_state.returns())  # what the page says to read, the engine's delta
+            env.step(None)
+            continue
+        env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+    assert returns == [float(x) for x in env.game_state.deal.delta]
+    text = (DOCS / "openspiel.md").read_text()
+    if [read[a] for a in env.possible_agents] != returns:  # Shimmy's last() after the deal: the page must say so
+        assert "not from `last()`" in text and "game_state.returns()" in text
