@@ -126,7 +126,9 @@ def run_train_nfsp(args: argparse.Namespace) -> None:
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)  # NFSP draws its modes and actions from numpy's global generator
     game = pyspiel.load_game(openspiel_game.GAME_NAME, {"players": args.players})
-    env = rl_environment.Environment(game, seed=args.seed)
+    # the deals follow --seed: Environment takes no seed= (its keywords are game settings, ignored for a game
+    # object), so its chance sampler is seeded here
+    env = rl_environment.Environment(game, chance_event_sampler=rl_environment.ChanceEventSampler(seed=args.seed))
     size = env.observation_spec()["info_state"][0]
     hidden = [int(x) for x in args.hidden.split(",")]
     agents = [nfsp.NFSP(p, size, game.num_distinct_actions(), hidden, reservoir_buffer_capacity=200_000,

@@ -140,6 +140,33 @@ def test_uniform_nash_conv_two_ways_openspiel_and_the_engine() -> None:
     assert list(theirs.player_improvements) == pytest.approx(list(ours.improvements), abs=1e-9)
 
 
+def test_the_nfsp_benchmark_deals_follow_its_seed(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # was: Environment(game, seed=...) took the seed as a game setting and dropped it: every run dealt other deals
+    import importlib.util
+
+    pytest.importorskip("torch")
+    from open_spiel.python import rl_environment
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_openspiel.py"
+    spec = importlib.util.spec_from_file_location("bench_openspiel_seed", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    deals: list[tuple[int, ...]] = []
+    reset = rl_environment.Environment.reset
+
+    def recording_reset(self: rl_environment.Environment) -> object:
+        step = reset(self)
+        deals.append(tuple(self.get_state.history()))  # the cards dealt, then any forced cards
+        return step
+
+    monkeypatch.setattr(rl_environment.Environment, "reset", recording_reset)
+    for run in range(2):
+        out = str(tmp_path / f"{run}.pt")
+        bench.main(["train-nfsp", "--episodes", "4", "--hidden", "8", "--seed", "3", "--out", out])
+    assert len(deals) == 8 and deals[:4] == deals[4:]
+
+
 def test_a_popejoan_policy_is_an_openspiel_policy() -> None:
     game = pyspiel.load_game(og.SMALL_GAME_NAME, {"turnup": "KD"})
     for index in range(len(game.deals)):  # the first deal with a decision
