@@ -74,6 +74,19 @@ def _refused(tmp_path: Path, *args: str, says: str) -> str:
     return done.stderr
 
 
+@pytest.mark.parametrize("how", ["script", "command"])
+def test_a_reader_that_goes_away_stops_it_quietly_as_the_other_commands(tmp_path, how: str) -> None:
+    # was: a BrokenPipeError traceback from print (`popejoan benchmark ... | head -1`); train-cleanrl died the same
+    # way before saving its model, where `popejoan simulate --out - | head` stops quietly with status 1
+    first = [str(SCRIPT)] if how == "script" else ["-m", "popejoan_env", "benchmark"]
+    args = ["--players", "random,lowest", "--deals", "4", "--no-progress", "--no-chart", "--out", str(tmp_path / "b")]
+    proc = subprocess.Popen([sys.executable, *first, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    proc.stdout.close()  # the reader is gone before the first line is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 1
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
 def test_negative_seed_is_one_line_exit_2(tmp_path) -> None:
     _refused(tmp_path, "--seed", "-1", says="argument --seed: invalid value: '-1' (an integer 0..2,147,483,647")
 

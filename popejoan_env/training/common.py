@@ -136,13 +136,18 @@ def refuse(message: str, status: int = 2) -> NoReturn:
 
 def run_script(main: Callable[[list[str] | None], Any], argv: list[str] | None = None, prog: str | None = None) -> int:
     """Run a command's ``main`` on ``argv`` (default ``sys.argv[1:]``) as ``prog``: a PopeJoanError (a refused
-    flag, Ray out of reach ...) is ``refuse``d, not a traceback, and Ctrl-C is one line and ``cli.INTERRUPTED``;
-    returns the exit status ``main`` gives (0 if none)."""
+    flag, Ray out of reach ...) is ``refuse``d, not a traceback, Ctrl-C is one line and ``cli.INTERRUPTED``, and a
+    closed stdout (``| head``) stops quietly with status 1; returns the exit status ``main`` gives (0 if none)."""
     token = PROG.set(prog)
     try:
         status = main(argv)
     except PopeJoanError as err:
         refuse(str(err))
+    except BrokenPipeError:
+        # The reader of stdout went away (``| head``): stop quietly with status 1, as the other commands do
+        # (popejoan_env.__main__), and keep the interpreter's final flush from complaining.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except KeyboardInterrupt:
         return interrupted(OneLineParser(prog=prog).prog)
     finally:
