@@ -9,7 +9,9 @@ started itself; a Ray already initialised in this process is used as it is.
 is shipped to the object store once) and yields the results in the order of
 the items, or as they finish; at most ``in_flight`` tasks are submitted and
 not yet taken, which bounds the memory their results hold.  Every node of a
-cluster needs this package installed, at the same version as the driver.
+cluster needs this package installed, at the same version as the driver: each
+task first checks that its worker runs the driver's code (``code_identity``)
+and refuses to play otherwise, so results of other code are never merged in.
 
 >>> check_address("ray://head.example:10001"), check_address(None)
 ('ray://head.example:10001', None)
@@ -57,6 +59,64 @@ Result = TypeVar("Result")
 
 class ClusterError(PopeJoanError):
     """Ray is not installed, a cluster's address is malformed or cannot be reached, or a Ray worker was lost."""
+
+
+def _checking(fn: Callable[[Any, Item], Result] | None,
+              driver: tuple[str, str, str] | None) -> tuple[Callable[[Any, Item], Result], Callable[[], Any]]:
+    """``(task, identity)``: ``task(common, item)`` is ``fn(common, item)`` on a worker whose ``identity()`` is
+    ``driver``'s, a ClusterError naming both otherwise.  Both are defined in here so that they travel to the
+    workers by value: a node with another version of this package, which may not have this check, runs it too."""
+
+    def identity() -> tuple[str, str, str]:
+        # This package's version, the SHA-256 of its Python files (a checkout at another commit has the same version)
+        # and numpy's version (its shuffles deal the cards): what a task's results depend on besides its inputs.
+        import hashlib
+        import os
+
+        import numpy
+
+        import popejoan_env
+
+        known = getattr(popejoan_env, "_code_identity", None)  # once a process
+        if known is None:
+            root = os.path.dirname(os.path.abspath(popejoan_env.__file__))
+            digest = hashlib.sha256()
+            for folder, dirs, files in os.walk(root):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                for name in sorted(f for f in files if f.endswith(".py")):
+                    path = os.path.join(folder, name)
+                    digest.update(os.path.relpath(path, root).replace(os.sep, "/").encode() + b"\0")
+                    with open(path, "rb") as fh:
+                        digest.update(hashlib.sha256(fh.read()).digest())
+            known = (str(popejoan_env.__version__), digest.hexdigest(), str(numpy.__version__))
+            popejoan_env._code_identity = known  # type: ignore[attr-defined]
+        return known
+
+    def task(common: Any, item: Item) -> Result:
+        mine = identity()
+        if driver is None or tuple(driver) != mine:
+            import socket
+
+            from popejoan_env.errors import PopeJoanError
+
+            try:
+                from popejoan_env.cluster import ClusterError as error
+            except ImportError:
+                error = PopeJoanError
+            said = ["popejoan {} (source SHA-256 {}…) with numpy {}".format(v, s[:12], n)
+                    for v, s, n in (mine, tuple(driver or ("?", "?", "?")))]
+            raise error(f"a Ray worker on {socket.gethostname()} runs {said[0]}, and this command {said[1]}: every "
+                        "node of the cluster needs the driver's popejoan and numpy installed")
+        assert fn is not None
+        return fn(common, item)
+
+    return task, identity
+
+
+def code_identity() -> tuple[str, str, str]:
+    """This process's popejoan version, the SHA-256 of its Python source files and numpy's version: a Ray task
+    plays only on a worker that has the driver's (``map_tasks``)."""
+    return _checking(None, None)[1]()  # type: ignore[no-any-return]
 
 
 def import_ray() -> ModuleType:
@@ -144,7 +204,7 @@ def map_tasks(
     limit = in_flight if in_flight is not None else 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
     if limit < 1:
         raise ClusterError(f"in_flight must be at least 1, got {limit}")
-    remote = ray.remote(num_cpus=1)(fn)
+    remote = ray.remote(num_cpus=1)(_checking(fn, code_identity())[0])
     common_ref = ray.put(common)
     pending = iter(items)
     queue: deque[Any] = deque()  # submitted and not yet yielded, in the order of the items
