@@ -48,3 +48,25 @@ def test_e19_same_seed_same_digest_across_processes() -> None:
     assert len(first) == 64
     assert _digest(2024, "12345") == first
     assert _digest(2025, "0") != first
+
+
+def test_a_model_file_is_the_same_bytes_whenever_it_is_written(tmp_path, monkeypatch) -> None:
+    """The same network and metadata give the same model file (its SHA-256 names it in evaluate's state and train's
+    resume): the zip members popejoan writes carry no clock (train-cleanrl and train-mappo differed by it alone)."""
+    import time
+
+    torch = __import__("pytest").importorskip("torch")
+    from popejoan_env.nets.model_file import model_metadata, read_model, save_state_dict
+
+    gen = torch.Generator().manual_seed(3)
+    state = {"mlp_extractor.policy_net.0.weight": torch.randn(4, 1285, generator=gen),
+             "mlp_extractor.policy_net.0.bias": torch.zeros(4), "action_net.weight": torch.randn(52, 4, generator=gen),
+             "action_net.bias": torch.zeros(52)}
+    meta = model_metadata(["modern"], [4], [4], algorithm="CleanRL PPO", seed=3)
+    written = []
+    for clock in (1_000_000_000.0, 1_800_000_000.0):  # 2001 and 2027: other seconds, minutes, days and years
+        monkeypatch.setattr(time, "time", lambda clock=clock: clock)
+        path = save_state_dict(state, tmp_path / f"at_{int(clock)}.zip", meta)
+        written.append(open(path, "rb").read())
+    assert written[0] == written[1]
+    assert read_model(tmp_path / "at_1000000000.zip")[0]["algorithm"] == "CleanRL PPO"

@@ -67,6 +67,9 @@ META_NAME = "popejoan.json"
 """Zip member holding the metadata."""
 WEIGHTS_NAME = "policy.pth"
 """Zip member holding the policy's ``state_dict`` (written by Stable-Baselines3)."""
+MEMBER_TIME = (1980, 1, 1, 0, 0, 0)
+"""The time of every zip member this module writes (zip's earliest, as torch's own members have): a file's bytes
+depend on what it holds, never on when it was written, so the same training run writes the same file."""
 MAX_MEMBERS = 64
 """Most members a model zip may have (Stable-Baselines3 writes 7)."""
 MAX_METADATA_BYTES = 2**20
@@ -158,8 +161,17 @@ def save_model(model: Any, path: str | os.PathLike[str], metadata: Mapping[str, 
     with replacing(path) as tmp:
         model.save(tmp)
         with zipfile.ZipFile(tmp, "a", compression=zipfile.ZIP_DEFLATED) as archive:
-            archive.writestr(META_NAME, json.dumps(dict(metadata), indent=1, sort_keys=True))
+            archive.writestr(_timeless(META_NAME, zipfile.ZIP_DEFLATED),
+                             json.dumps(dict(metadata), indent=1, sort_keys=True))
     return path
+
+
+def _timeless(name: str, compression: int) -> zipfile.ZipInfo:
+    """A zip member written at ``MEMBER_TIME``, readable and writable by its owner (as ``writestr`` of a name)."""
+    info = zipfile.ZipInfo(name, date_time=MEMBER_TIME)
+    info.compress_type = compression
+    info.external_attr = 0o600 << 16
+    return info
 
 
 def save_state_dict(state: Mapping[str, Any], path: str | os.PathLike[str], metadata: Mapping[str, Any]) -> str:
@@ -171,7 +183,7 @@ def save_state_dict(state: Mapping[str, Any], path: str | os.PathLike[str], meta
             buf = io.BytesIO()
             torch.save(state if isinstance(state, dict) else dict(state), buf)
             with zipfile.ZipFile(target, "w") as archive:
-                archive.writestr(WEIGHTS_NAME, buf.getvalue())
+                archive.writestr(_timeless(WEIGHTS_NAME, zipfile.ZIP_STORED), buf.getvalue())
 
     return save_model(_Weights(), path, metadata)
 
