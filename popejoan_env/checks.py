@@ -71,6 +71,17 @@ def one_line(text: str, limit: int = 200) -> str:
     return said if len(said) <= limit else said[: limit - 3] + "..."
 
 
+def as_flag(value: object, name: str) -> bool:
+    """``value`` if it is True or False (a numpy bool too), else a ``PopeJoanError`` naming ``name``: a string such as
+    ``"False"`` or ``"no"`` is truthy, and read with ``bool()`` it would silently mean True."""
+    if isinstance(value, bool):
+        return value
+    if type(value).__module__ == "numpy" and getattr(value, "dtype", None) is not None and value.dtype.kind == "b" \
+            and getattr(value, "shape", None) == ():  # type: ignore[attr-defined]
+        return bool(value)
+    raise PopeJoanError(f"{name} must be True or False, got {brief(value)}")
+
+
 def as_seed(seed: object) -> int | None:
     """A seed for ``numpy.random.default_rng``: None or a non-negative integer (numpy ints too, never bools)."""
     if seed is None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from popejoan_env.checks import as_int, brief
+from popejoan_env.checks import as_flag, as_int, brief
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import MAX_PLAYERS, Rules
@@ -97,7 +97,7 @@ class OpponentPool:
         if as_int(max_snapshots) is None or max_snapshots < 1:  # type: ignore[operator]
             raise PopeJoanError(f"max_snapshots must be a positive integer, got {brief(max_snapshots)}")
         self.max_snapshots = int(max_snapshots)
-        self.snapshot_deterministic = snapshot_deterministic
+        self.snapshot_deterministic = as_flag(snapshot_deterministic, "snapshot_deterministic")
         self.names = [n for n, _ in self.mix]
         self.weights = np.array([w for _, w in self.mix])
         # Built now: an unknown name fails here, not mid-training.  A scripted name gets a player per seat (each

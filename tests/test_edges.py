@@ -1719,6 +1719,28 @@ def test_every_env_refuses_a_reward_scale_the_same_way(scale: float) -> None:
     assert len(said) == 1, said
 
 
+@pytest.mark.parametrize("value", ["False", "no", 0, 1, None, 0.0, [False], np.array([True])])
+@pytest.mark.parametrize("env, flag", [
+    ("aec", "auto_forced"), ("gym", "lone_leads"), ("gym", "snapshot_deterministic"), ("vector", "lone_leads"),
+    ("batch", "lone_leads"), ("batch", "terminal_observation"), ("batch", "oracle"),
+    ("batch", "snapshot_deterministic"),
+])
+def test_every_env_refuses_a_flag_that_is_not_true_or_false(env: str, flag: str, value: Any) -> None:
+    # was: read with bool(), so auto_forced="False", lone_leads="no" or oracle="no" silently meant True (the vector
+    # env alone refused them)
+    from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv
+    from popejoan_env.envs.gymnasium_vector_env import PopeJoanVectorEnv
+    from popejoan_env.envs.pettingzoo_aec import raw_env
+    from popejoan_env.envs.sb3_vec_env import BatchVecEnv
+
+    make = {"aec": raw_env, "gym": PopeJoanGymEnv, "vector": lambda **kw: PopeJoanVectorEnv(2, **kw),
+            "batch": lambda **kw: BatchVecEnv(2, **kw)}[env]
+    with pytest.raises(PopeJoanError, match=rf"^{flag} must be True or False, got ") as refused:
+        make(**{flag: value})
+    assert len(str(refused.value).splitlines()) == 1
+    assert make(**{flag: np.bool_(True)}) is not None and make(**{flag: False}) is not None
+
+
 def test_rllib_table_sizes_are_refused_not_truncated() -> None:
     pytest.importorskip("ray.rllib")
     from popejoan_env.envs.rllib_env import MixedTablesEnv

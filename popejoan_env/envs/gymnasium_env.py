@@ -90,7 +90,8 @@ from gymnasium import spaces
 
 from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.checks import (
-    as_int, as_seed, brief, check_illegal_reward, check_render_mode, check_reward_scale, episode_deals, split_list,
+    as_flag, as_int, as_seed, brief, check_illegal_reward, check_render_mode, check_reward_scale, episode_deals,
+    split_list,
 )
 from popejoan_env.engine import Deal
 from popejoan_env.envs.pettingzoo_aec import OPTION_KEYS, ILLEGAL_REWARD, meant_option
@@ -193,7 +194,7 @@ class PopeJoanGymEnv(gym.Env):
         self.illegal_action, self.illegal_reward = illegal_options(illegal_action, illegal_reward)
         low, high = self.balance_range or (self.rules.start_counters, self.rules.start_counters)
         check_counters_fit(self.rules, self.deals, low, high, 0, "rules, deals and balance_range")
-        self.lone_leads = bool(lone_leads)
+        self.lone_leads = as_flag(lone_leads, "lone_leads")
         self.reward_scale = check_reward_scale(reward_scale)
         self.observation_space = spaces.Box(*bounds(), shape=(OBS_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(NUM_CARD_IDS)

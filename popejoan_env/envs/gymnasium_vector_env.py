@@ -77,7 +77,7 @@ from gymnasium.vector.utils import batch_space
 from popejoan_env.batch import BatchDeals
 from popejoan_env.batch_observation import encode_batch
 from popejoan_env.cards import NUM_CARD_IDS
-from popejoan_env.checks import MAX_EPISODE_DEALS, as_int, as_seed, brief
+from popejoan_env.checks import MAX_EPISODE_DEALS, as_flag, as_int, as_seed, brief
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.observation import OBS_SIZE, bounds
 from popejoan_env.rules import RulesLike, check_players, resolve_rules
@@ -111,13 +111,11 @@ class PopeJoanVectorEnv(VectorEnv):
         if length is None or not 1 <= length <= MAX_EPISODE_DEALS:  # the observation's Box holds such sessions
             raise PopeJoanError(f"session_length must be an integer 1..{MAX_EPISODE_DEALS:,}, got "
                                 f"{brief(session_length)}")
-        if not isinstance(lone_leads, (bool, np.bool_)):
-            raise PopeJoanError(f"lone_leads must be True or False, got {brief(lone_leads)}")
         self.rules = resolve_rules(rules)
         self.num_envs = n
         self.players = int(players)
         self.session_length = length
-        self.lone_leads = bool(lone_leads)
+        self.lone_leads = as_flag(lone_leads, "lone_leads")
         self._first_seed = as_seed(seed)
         self._started = False
         self._make_batch(np.random.default_rng(0), 1)  # refuse a table these rules cannot deal, before any reset

@@ -246,7 +246,9 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from popejoan_env.cards import NUM_CARD_IDS, names_of
-from popejoan_env.checks import as_int, as_seed, brief, check_illegal_reward, check_render_mode, episode_deals
+from popejoan_env.checks import (
+    as_flag, as_int, as_seed, brief, check_illegal_reward, check_render_mode, episode_deals,
+)
 from popejoan_env.engine import Deal, check_seat, parse_balances, parse_board
 from popejoan_env.envs.registration import ENV_VERSION
 from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError, PopeJoanError
@@ -408,7 +410,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                 raise PopeJoanError(f"dealer must be None (random) or a seat 0..{players - 1}, got {brief(dealer)}")
             dealer = int(dealer)
         self.players = players
-        self.auto_forced = bool(auto_forced)
+        self.auto_forced = as_flag(auto_forced, "auto_forced")
         self.first_dealer = dealer
 
         self.possible_agents = [f"player_{i}" for i in range(players)]

@@ -74,7 +74,7 @@ from popejoan_env.batch import BatchDeals, Finished
 from popejoan_env.batch.state import MAX_BATCH_DEALS
 from popejoan_env.batch_observation import HIDDEN_SIZE, encode_batch, hidden_batch
 from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS
-from popejoan_env.checks import as_int, brief, check_reward_scale
+from popejoan_env.checks import as_flag, as_int, brief, check_reward_scale
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.envs.gymnasium_env import check_balance_range, episode_options, table_sizes
 from popejoan_env.observation import OBS_SIZE, encode
@@ -159,11 +159,11 @@ class BatchVecEnv(VecEnv):
         check_balance_range(self.rules, balance_range)
         self.table_sizes = table_sizes(players)
         self.deals = deals
-        self.lone_leads = bool(lone_leads)
+        self.lone_leads = as_flag(lone_leads, "lone_leads")
         self.reward_scale = check_reward_scale(reward_scale)
         self.balance_range = balance_range
-        self.terminal_observation = bool(terminal_observation)
-        self.oracle = bool(oracle)
+        self.terminal_observation = as_flag(terminal_observation, "terminal_observation")
+        self.oracle = as_flag(oracle, "oracle")
         self.render_mode = None
         self.pool = OpponentPool(opponents, self.rules, snapshots=snapshots, max_snapshots=max_snapshots,
                                  snapshot_deterministic=snapshot_deterministic)
