@@ -95,6 +95,7 @@ def _checking(fn: Callable[[Any, Item], Result] | None,
     def task(common: Any, item: Item) -> Result:
         mine = identity()
         if driver is None or tuple(driver) != mine:
+            import os
             import socket
 
             from popejoan_env.errors import PopeJoanError
@@ -103,10 +104,14 @@ def _checking(fn: Callable[[Any, Item], Result] | None,
                 from popejoan_env.cluster import ClusterError as error
             except ImportError:
                 error = PopeJoanError
+            import popejoan_env
+
             said = ["popejoan {} (source SHA-256 {}…) with numpy {}".format(v, s[:12], n)
                     for v, s, n in (mine, tuple(driver or ("?", "?", "?")))]
-            raise error(f"a Ray worker on {socket.gethostname()} runs {said[0]}, and this command {said[1]}: every "
-                        "node of the cluster needs the driver's popejoan and numpy installed")
+            where = os.path.dirname(os.path.abspath(popejoan_env.__file__))
+            raise error(f"a Ray worker on {socket.gethostname()} runs {said[0]} from {where}, and this command "
+                        f"{said[1]}: every node needs the driver's popejoan and numpy (a worker imports from the "
+                        "command's working directory first: run it where no other checkout of popejoan_env lies)")
         assert fn is not None
         return fn(common, item)
 

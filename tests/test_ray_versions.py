@@ -2,8 +2,11 @@
 
 Without the check, a node of a cluster that has another version installed played its share of a tournament, an
 evaluation, a ``simulate`` file or a training stage with its own code, and the driver merged those results with its
-own, reporting its own version.  Here the workers of a local Ray import a copy of the package that says it is
-another version (``PYTHONPATH`` in the Ray's runtime environment), as a node with an older install would.
+own, reporting its own version.  One machine is enough: Ray's workers import from the command's working directory
+first, so ``popejoan benchmark --backend ray`` run inside a checkout of another commit played that checkout's code
+while ``--backend local`` played the installed one.  Here the workers of a local Ray import a copy of the package
+that says it is another version (the working directory at ``ray.init``, and ``PYTHONPATH`` in its runtime
+environment), as a node with an older install would.
 """
 
 from __future__ import annotations
@@ -59,5 +62,5 @@ def test_code_identity_is_the_version_the_source_and_numpy() -> None:
 
 def test_a_worker_with_another_popejoan_is_refused(older_workers: None) -> None:
     with pytest.raises(ClusterError, match=r"a Ray worker on .* runs popejoan 0\.0\.1 .* and this command popejoan "
-                                           r".*every node of the cluster needs the driver's popejoan"):
+                                           r".*every node needs the driver's popejoan and numpy"):
         run_duplicate(["random", "lowest", "stops_first"], deals=2, seed=1, seats=3, backend="ray")
