@@ -105,3 +105,15 @@ def test_the_views_page_makes_the_env_by_its_id() -> None:
                          timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert "popejoan/PopeJoan-v2" in out.stdout and "check_env passes" in out.stdout
+
+
+def test_the_views_page_gives_make_vec_masks_with_a_legal_card_in_every_row() -> None:
+    # with make_vec's default NEXT_STEP autoreset, an ended env's mask row is all False in the step that resets it
+    marker = "gymnasium-make-vec"
+    match = re.search(rf"<!-- {marker} -->\s*```\w*\n(.*?)```", VIEWS.read_text(), re.S)
+    assert match, f"docs/views.md has no code block after <!-- {marker} -->"
+    out = subprocess.run([sys.executable, "-c", match.group(1)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "every row had a legal card" in out.stdout
+    default = match.group(1).replace("vector_kwargs=same_step,", "")  # NEXT_STEP: the page says why it fails
+    assert subprocess.run([sys.executable, "-c", default], capture_output=True, timeout=120, cwd=ROOT).returncode != 0

@@ -382,6 +382,22 @@ def test_same_seed_same_run_other_seed_other_run() -> None:
     assert not all(np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y for x, y in zip(a, c))
 
 
+def test_the_views_page_names_the_gymnasium_keywords_the_batch_env_does_not_take() -> None:
+    # the page said BatchVecEnv(n, **PopeJoanGymEnv keywords); three of them are a TypeError there
+    import inspect
+    import pathlib
+
+    from popejoan_env.envs.gymnasium_env import PopeJoanGymEnv
+
+    missing = sorted(set(inspect.signature(PopeJoanGymEnv).parameters) - set(inspect.signature(BatchVecEnv).parameters))
+    assert missing == ["illegal_action", "illegal_reward", "render_mode"]
+    page = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "views.md").read_text()
+    section = page.split("## The SB3 batch VecEnv")[1].split("\n## ")[0]
+    assert all(f"`{name}`" in section for name in missing), missing
+    with pytest.raises(TypeError, match="illegal_action"):
+        BatchVecEnv(2, illegal_action="terminate")
+
+
 def test_bad_input_is_refused_and_changes_nothing() -> None:
     vec = make_batch_vec_env(4, 0, opponents="random")
     with pytest.raises(PopeJoanError, match="before reset"):
