@@ -4,7 +4,9 @@ model of finite weights."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import json
 import os
 import zipfile
 from pathlib import Path
@@ -131,3 +133,27 @@ def test_rllib_refuses_a_restore_directory_that_is_no_checkpoint(
         (tmp_path / "adir" / name).write_bytes(b"")
     assert_refused([*RLLIB, "--restore", "adir"], says, tmp_path, capsys, before=["adir"])
     assert sorted(os.listdir(tmp_path / "adir")) == made
+
+
+def _checkpoint_of(where: Path, **setup: object) -> None:
+    """A directory with what ``check_checkpoint`` looks for: RLlib's two parts and the run's ``SETUP_FILE``."""
+    (where / "learner_group").mkdir(parents=True)
+    (where / "algorithm_state.pkl").write_bytes(b"")
+    (where / "popejoan_setup.json").write_text(json.dumps(setup), encoding="utf-8")
+
+
+def test_rllib_refuses_a_checkpoint_of_another_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """--restore with another --seed went on (its model then named the new seed, its first steps the other's), where
+    popejoan train --resume refuses it; a checkpoint saved before seeds were kept is not held to one."""
+    pytest.importorskip("ray", reason="Ray RLlib is not installed: pip install -e '.[ray]'")
+    from popejoan_env.training import rllib
+
+    monkeypatch.chdir(tmp_path)
+    args = rllib.Args()
+    _checkpoint_of(tmp_path / "ck", **rllib.setup_of(args))
+    assert_refused([*RLLIB, "--restore", "ck", "--seed", str(args.seed + 1)], "--seed", tmp_path, capsys,
+                   before=["ck"])
+    older = {k: v for k, v in rllib.setup_of(args).items() if k != "seed"}
+    _checkpoint_of(tmp_path / "old", **older)
+    rllib.check_checkpoint(str(tmp_path / "old"), dataclasses.replace(args, seed=args.seed + 1))  # not refused

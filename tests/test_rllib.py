@@ -232,7 +232,7 @@ def test_a_short_run_at_three_table_sizes_yields_a_player_for_each(tmp_path) -> 
     # the checkpoint resumes: one more iteration from where the run stopped
     again = _run(["--output-dir", str(tmp_path), "--run-name", "r2", "--players", "3,5,8", "--total-timesteps", "1024",
                   "--train-batch-size", "1024", "--minibatch-size", "256", "--num-epochs", "1", "--net-arch", "32",
-                  "--num-envs-per-env-runner", "8", "--snapshots", "1", "--eval-deals", "0",
+                  "--num-envs-per-env-runner", "8", "--snapshots", "1", "--eval-deals", "0", "--seed", "3",
                   "--restore", run["checkpoint"]])
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     resumed = json.loads((tmp_path / "r2" / "run.json").read_text())

@@ -177,10 +177,12 @@ CHECKPOINT_PARTS = (("algorithm_state.pkl", "algorithm_state.msgpack"), ("learne
 algorithm's state and the learners' (the network's weights)."""
 
 
-SETUP = ("preset", "players", "reward_scale", "net_arch", "activation", "snapshots", "snapshot_prob")
-"""The flags that make a run's game and modules: a checkpoint keeps them (``SETUP_FILE``), and ``--restore`` refuses
-a checkpoint of other values rather than train its network on another game (or fail with a traceback on its
-shapes)."""
+SETUP = ("preset", "players", "reward_scale", "net_arch", "activation", "snapshots", "snapshot_prob", "seed")
+"""The flags that make a run's game and modules, and its seed: a checkpoint keeps them (``SETUP_FILE``), and
+``--restore`` refuses a checkpoint of other values rather than train its network on another game (or fail with a
+traceback on its shapes), or go on under another seed and write a model whose metadata names that seed."""
+SETUP_SINCE = frozenset({"seed"})
+"""``SETUP`` flags a checkpoint keeps only since this check: one saved before has none, and is not held to it."""
 SETUP_FILE = "popejoan_setup.json"
 """The file of a checkpoint that holds its ``SETUP`` flags, written once RLlib's files are (so a checkpoint cut short
 has none)."""
@@ -219,6 +221,8 @@ def check_checkpoint(path: str, args: Args | None = None) -> None:
                             ) from None
     mine = setup_of(args)
     for key in SETUP:
+        if key in SETUP_SINCE and isinstance(theirs, dict) and key not in theirs:
+            continue
         run = theirs.get(key, "(absent)") if isinstance(theirs, dict) else "(absent)"
         if run != mine[key] or isinstance(run, bool) != isinstance(mine[key], bool):
             raise PopeJoanError(f"--restore {path!r} is a checkpoint of --{key.replace('_', '-')} {run!r}, and this "
