@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from popejoan_env.cli import EPISODE_DEALS, SEED, Integer, interrupted
+from popejoan_env.cli import EPISODE_DEALS, SEED, Integer, interrupted, reader_gone
 
 PROG = "popejoan"
 
@@ -556,11 +556,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"{PROG} {args.command}: error: {err}", file=sys.stderr)
         return 2
     except BrokenPipeError:
-        # The reader of stdout went away (e.g. `| head`): stop quietly, and keep
-        # the interpreter's final flush from complaining.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
+        return reader_gone()
     except OSError as err:
         where = f": {err.filename}" if getattr(err, "filename", None) else ""
         print(f"{PROG} {args.command}: error: {err.strerror or err}{where}", file=sys.stderr)

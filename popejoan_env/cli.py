@@ -33,6 +33,13 @@ def interrupted(prog: str) -> int:
     return INTERRUPTED
 
 
+def reader_gone() -> int:
+    """Stop quietly when stdout's reader went away (``| head``): stdout points at the null device, so the
+    interpreter's final flush does not complain; the exit status to give, 1."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1
+
+
 def leave_interrupts_to_parent() -> None:
     """In a worker process: ignore Ctrl-C, which the terminal sends to every process of the command; the command
     itself stops, says so in one line and ends its workers (else each worker prints its own traceback)."""

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
-from popejoan_env.cli import Integer, Number, OneLineParser, fork_pool, interrupted
+from popejoan_env.cli import Integer, Number, OneLineParser, fork_pool, interrupted, reader_gone
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable, save_png, write_atomic
 from popejoan_env.nets.model_file import MAX_NETWORK_VALUES, mlp_values  # noqa: F401 - the commands count with it
@@ -144,10 +144,7 @@ def run_script(main: Callable[[list[str] | None], Any], argv: list[str] | None =
     except PopeJoanError as err:
         refuse(str(err))
     except BrokenPipeError:
-        # The reader of stdout went away (``| head``): stop quietly with status 1, as the other commands do
-        # (popejoan_env.__main__), and keep the interpreter's final flush from complaining.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return reader_gone()
     except KeyboardInterrupt:
         return interrupted(OneLineParser(prog=prog).prog)
     finally:
