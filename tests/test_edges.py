@@ -1741,6 +1741,25 @@ def test_every_env_refuses_a_flag_that_is_not_true_or_false(env: str, flag: str,
     assert make(**{flag: np.bool_(True)}) is not None and make(**{flag: False}) is not None
 
 
+@pytest.mark.parametrize("value", ["False", "no", 0, 1, None, [False], np.array([True])])
+@pytest.mark.parametrize("flag", ["lone_leads", "auto_reset", "record"])
+def test_the_batch_engine_refuses_a_flag_that_is_not_true_or_false(flag: str, value: Any) -> None:
+    # was: BatchDeals read its three flags with bool(), so lone_leads="no" or record="False" silently meant True
+    from popejoan_env.batch import BatchDeals
+    from popejoan_env.engine import Deal
+
+    with pytest.raises(PopeJoanError, match=rf"^{flag} must be True or False, got "):
+        BatchDeals("modern", 4, 2, deal_seed=1, **{flag: value})
+    assert BatchDeals("modern", 4, 2, deal_seed=1, **{flag: np.bool_(False)}) is not None
+    if flag == "lone_leads":
+        deal = Deal.new("modern", 4, rng=np.random.default_rng(1))
+        with pytest.raises(PopeJoanError, match=r"^lone_leads must be True or False, got "):
+            BatchDeals.from_deals([deal], lone_leads=value)
+        one = BatchDeals.from_deals([deal])
+        with pytest.raises(PopeJoanError, match=r"^lone_leads must be True or False, got "):
+            one.with_worlds([deal], lone_leads=value)
+
+
 def test_rllib_table_sizes_are_refused_not_truncated() -> None:
     pytest.importorskip("ray.rllib")
     from popejoan_env.envs.rllib_env import MixedTablesEnv

@@ -29,7 +29,7 @@ from popejoan_env.batch.dealing import DealSource, check_orders, deal_slots
 from popejoan_env.batch.records import Finished
 from popejoan_env.batch.state import BatchState, Tables, allocate, check_batch_size, compiled, popcount, tables_of
 from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS, PACK
-from popejoan_env.checks import MAX_EPISODE_DEALS, as_int, brief
+from popejoan_env.checks import MAX_EPISODE_DEALS, as_flag, as_int, brief
 from popejoan_env.engine import Deal, parse_board
 from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError
 from popejoan_env.rules import MODERN, Rules, RulesLike, check_players, resolve_rules
@@ -146,10 +146,13 @@ class BatchDeals:
                 or ((dealers < 0) | (dealers >= players)).any():
             raise InvalidDealError(
                 f"first_dealer must be a seat 0..{players - 1} (or one per deal), got {brief(first_dealer)}")
+        flags = {name: as_flag(value, name) for name, value in
+                 (("lone_leads", lone_leads), ("auto_reset", auto_reset), ("record", record))}
         rules.check_startable()  # every session starts at start_counters: else no slot could ever deal
-        self._setup(rules, players, allocate(n, players, len(tables_of(rules, players).dead_columns)), lone_leads)
-        self.auto_reset = bool(auto_reset)
-        self.record = bool(record)
+        self._setup(rules, players, allocate(n, players, len(tables_of(rules, players).dead_columns)),
+                    flags["lone_leads"])
+        self.auto_reset = flags["auto_reset"]
+        self.record = flags["record"]
         self.session_length = length
         self._source = DealSource(np.broadcast_to(dealers.astype(np.int64), (n,)).copy(), rng=rng,
                                   deal_seed=None if deal_seed is None else int(deal_seed), orders=checked_orders,
@@ -197,8 +200,9 @@ class BatchDeals:
     def from_deals(cls, deals: Sequence[Deal], lone_leads: bool = True) -> BatchDeals:
         """A batch holding copies of scalar deals (of one rules object and table size), as they stand; it does not
         deal again when they end (``auto_reset`` off).  Forced cards due are played at once, as ``Deal.advance``."""
+        lone = as_flag(lone_leads, "lone_leads")
         state = records.state_of_deals(deals)
-        batch = cls._blank(deals[0].rules, deals[0].players, state, lone_leads)
+        batch = cls._blank(deals[0].rules, deals[0].players, state, lone)
         batch._source.dealt = len(deals)
         # A card due (R8) is played now, as the sequence it belongs to: a lead of it by its holder, logged as due.
         due = np.array([d.forced for d in deals], dtype=np.int64)
@@ -248,11 +252,12 @@ class BatchDeals:
         times = as_int(repeat)
         if times is None or times < 1:
             raise InvalidDealError(f"repeat must be a positive integer, got {brief(repeat)}")
+        lone = as_flag(lone_leads, "lone_leads")
         check_batch_size(len(worlds) * times, "the rows of with_worlds (worlds x repeat)")
         rows = np.repeat(np.arange(len(worlds)), times)
         batch = self.take(np.zeros(len(rows), dtype=np.int64))
         records.write_worlds(batch.state, batch.tables, worlds, rows)
-        batch.lone_leads = bool(lone_leads)
+        batch.lone_leads = lone
         return batch
 
     def _slot(self, slot: object) -> int:
