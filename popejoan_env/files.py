@@ -267,3 +267,39 @@ def file_sha256(path: str) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+
+HELD_VERSIONS = ("popejoan", "numpy", "torch")
+"""What a resumed file is held to besides its inputs: the package and the libraries whose arithmetic its results are
+(numpy deals the cards and computes; torch runs the networks)."""
+
+
+def _installed() -> dict[str, str | None]:
+    """The ``HELD_VERSIONS`` installed here (torch None when it is not installed), read without importing torch."""
+    from importlib import metadata
+
+    import numpy
+
+    from popejoan_env import __version__
+
+    try:
+        torch: str | None = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch = None
+    return {"popejoan": __version__, "numpy": numpy.__version__, "torch": torch}
+
+
+def held_versions() -> dict[str, str | None]:
+    """This process's ``HELD_VERSIONS``: torch's only when it has been imported (else None: a result without it)."""
+    import sys
+
+    return {**_installed(), **({} if "torch" in sys.modules else {"torch": None})}
+
+
+def versions_changed(saved: dict[str, Any]) -> str:
+    """What of ``saved`` (a file's ``held_versions``; a name it lacks or leaves None is not held) differs from what
+    is installed here, as "torch '2.12.0' there, '2.13.0' here", or "" when nothing does."""
+    here = _installed()
+    return "; ".join(f"{name} {brief(saved[name], 40)} there, {brief(here[name], 40)} here" for name in HELD_VERSIONS
+                     if saved.get(name) is not None and saved[name] != here[name])

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 
+import numpy as np
 import pytest
 
 from popejoan_env.evaluate import dealset, runner
@@ -273,6 +275,27 @@ def test_an_evaluation_played_by_another_version_of_popejoan_is_not_resumed(tmp_
         json.dump(body, fh)
     assert sorted(runner.State(path, found).blocks["random"]) == [0]
 
+
+
+@pytest.mark.parametrize("name, other", [("numpy", "1.0.0"), ("torch", "0.1.0")])
+def test_an_evaluation_played_with_another_numpy_or_torch_is_not_resumed(tmp_path, name: str, other: str) -> None:
+    """numpy deals and computes, torch runs the networks: blocks played with other versions of them (a state kept
+    across an upgrade) are not finished by these, and the refusal names both; a state that does not name one (a
+    scripted evaluation names no torch) is not held to it."""
+    import json
+
+    path = tmp_path / "ev.state.json"
+    found = runner.settings("random", "modern", 4, 100, ["random"])
+    runner.State(str(path), found).add("random", 0, _block())
+    body = json.loads(path.read_text())
+    assert body["numpy"] == np.__version__ and set(body) >= {"popejoan", "numpy", "torch"}
+    path.write_text(json.dumps({**body, name: other}))
+    with pytest.raises(StateFileError, match=rf"other versions \({name} '{re.escape(other)}' there, '\S+' here\)"):
+        runner.State(str(path), found)
+    for kept in (None, "absent"):
+        changed = {**body, name: kept} if kept is None else {k: v for k, v in body.items() if k != name}
+        path.write_text(json.dumps(changed))
+        assert sorted(runner.State(str(path), found).blocks["random"]) == [0]
 
 
 WRITER = """

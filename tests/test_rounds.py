@@ -143,6 +143,11 @@ def test_resume_reads_back_the_finished_rounds(tmp_path: Path, args: ppo.Args) -
     (lambda d: _edit(d, lambda s: s["identity"].pop("actor")), "--actor is '(absent)' in this run"),
     (lambda d: _edit(d, lambda s: s["identity"].update(rollout_play="network")),
      "--rollout-play is 'network' in this run"),
+    (lambda d: _edit(d, lambda s: s["versions"].update(torch="0.1.0")),
+     "trained with other versions (torch '0.1.0' there, "),
+    (lambda d: _edit(d, lambda s: s["versions"].update(numpy="1.0.0", popejoan="0.0.1")),
+     "trained with other versions (popejoan '0.0.1' there, "),
+    (lambda d: _edit(d, lambda s: s.update(versions=[1])), r"holds versions \[1\], not an object of versions"),
 ])
 def test_a_state_that_is_not_this_runs_is_refused(tmp_path: Path, args: ppo.Args, spoil: Any, says: str) -> None:
     _state(tmp_path, args)
@@ -219,9 +224,17 @@ def test_flags_that_cannot_run_are_refused_before_any_work(flags: list[str], say
 
 
 def test_the_state_records_what_it_names(tmp_path: Path, args: ppo.Args) -> None:
+    import torch
+
+    import popejoan_env
+
     state = _state(tmp_path, args, rounds=1)
     saved = json.loads(Path(state.path).read_text())
     assert saved["identity"] == identity(args) and "resume" not in saved["identity"]
+    assert saved["versions"] == {"popejoan": popejoan_env.__version__, "numpy": np.__version__,
+                                 "torch": torch.__version__}
+    _edit(Path(state.directory), lambda s: s.pop("versions"))  # a state written before they were kept
+    assert len(Rounds.resume(str(tmp_path), args).done) == 2
     assert [entry["sha256"] for entry in saved["done"]] == [file_sha256(state.model(k)) for k in range(2)]
     assert np.array_equal([entry["round"] for entry in saved["done"]], [0, 1])
 

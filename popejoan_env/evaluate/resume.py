@@ -1,8 +1,8 @@
 """The state file an interrupted evaluation resumes from (``PREFIX.state.json``): read, and checked against the plan.
 
 A state file is trusted with nothing: before one block of it is used, the whole file must be the one this
-evaluation writes (``STATE_FORMAT``, the same ``Settings``, the same version of popejoan when it names one) and every
-block must fit the evaluation's plan:
+evaluation writes (``STATE_FORMAT``, the same ``Settings``, the same popejoan, numpy and torch when it names them)
+and every block must fit the evaluation's plan:
 
 * a match the evaluation plays (an opponent, or a reference pair of the panel's players);
 * a block index ``0 .. deals / BLOCK - 1``, written as the evaluation writes it (ASCII digits, no sign, no
@@ -31,6 +31,7 @@ from typing import Any
 from popejoan_env.checks import as_int, brief
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.evaluate import dealset, panel
+from popejoan_env.files import HELD_VERSIONS, versions_changed
 from popejoan_env.rules import Rules
 
 STATE_FORMAT = "popejoan-evaluation-state/1"
@@ -124,15 +125,13 @@ def read_state(path: str, settings: Any, matches: Iterable[str]) -> dict[str, di
         raise StateFileError(f"{path} holds an unfinished evaluation with other settings "
                              f"({settings_differ(saved.get('settings'), settings.to_dict())}); remove it to start "
                              "this one, or choose another --out")
-    extra = sorted(set(saved) - {"format", "settings", "blocks", "popejoan"})
+    extra = sorted(set(saved) - {"format", "settings", "blocks", *HELD_VERSIONS})
     if extra:
-        return _refuse(path, f"it holds {brief(extra)} beside format, settings, blocks and popejoan")
-    from popejoan_env import __version__
-
-    if "popejoan" in saved and saved["popejoan"] != __version__:  # a state written before it was kept: no version
-        raise StateFileError(f"{path} holds an unfinished evaluation played by popejoan {brief(saved['popejoan'])}, "
-                             f"and this is popejoan {__version__}: a report names one version; remove it to start "
-                             "afresh, or finish it with that version")
+        return _refuse(path, f"it holds {brief(extra)} beside format, settings, blocks and {', '.join(HELD_VERSIONS)}")
+    changed = versions_changed(saved)  # a state written before a version was kept does not name it
+    if changed:
+        raise StateFileError(f"{path} holds an unfinished evaluation played with other versions ({changed}): a "
+                             "report names one version of each; remove it to start afresh, or finish it with those")
     blocks = saved.get("blocks")
     if not isinstance(blocks, dict):
         return _refuse(path, f"its blocks are {brief(blocks)}, not an object of matches")

@@ -27,7 +27,7 @@ import popejoan_env.cluster as cluster
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.evaluate import dealset, panel
 from popejoan_env.evaluate.resume import SERIES, STATE_FORMAT, TIMING, pair_key, read_state
-from popejoan_env.files import file_sha256, write_atomic
+from popejoan_env.files import file_sha256, held_versions, write_atomic
 from popejoan_env.players import Player, make_player, model_files
 from popejoan_env.rules import Rules
 from popejoan_env.tournament import NET, WENT_OUT, run_duplicate
@@ -108,11 +108,9 @@ class State:
         """Keep a played block, and write the state file (atomically) when there is one."""
         self.blocks[opponent][block] = data
         if self.path is not None:
-            from popejoan_env import __version__
-
             body = {"format": STATE_FORMAT, "settings": self.settings.to_dict(),
                     "blocks": {n: {str(b): d for b, d in sorted(bl.items())} for n, bl in self.blocks.items()},
-                    "popejoan": __version__}  # the report names one version: a state of another is not resumed
+                    **held_versions()}  # the report names one version of each: a state of others is not resumed
             write_atomic(self.path, json.dumps(body) + "\n")
 
     def series(self, opponent: str) -> dict[str, np.ndarray]:

@@ -9,8 +9,9 @@ round, its file's SHA-256, its record and its learning-curve points, and the fla
 ``--resume`` reads that state back and continues after its last round, with the same data and the same
 arithmetic as a run that was never stopped (each round's games and training are seeded by the round alone).
 It is refused, in one line that names the file and the reason, when the state is not a state of this kind, when
-a flag that shapes the network differs from the run's, when a round's file is missing or is not the file the
-state names, or when the run has more finished rounds than ``--rounds`` asks for.
+its rounds were trained with another popejoan, numpy or torch, when a flag that shapes the network differs from
+the run's, when a round's file is missing or is not the file the state names, or when the run has more finished
+rounds than ``--rounds`` asks for.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 from popejoan_env.checks import brief, split_list
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.files import OutputPathError, file_sha256, write_atomic
+from popejoan_env.files import OutputPathError, file_sha256, held_versions, versions_changed, write_atomic
 from popejoan_env.nets.model_file import read_model
 from popejoan_env.training.common import flag_of
 
@@ -87,6 +88,8 @@ class Rounds:
     done: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     """Each finished round: ``round``, ``model`` (its file, relative to the run), ``sha256``, ``record`` (what
     run.json says of it) and ``evals`` (its learning-curve points)."""
+    versions: dict[str, str | None] = dataclasses.field(default_factory=held_versions)
+    """The versions the rounds were trained with (``files.held_versions``): a resume is held to them."""
 
     @property
     def directory(self) -> str:
@@ -127,6 +130,15 @@ class Rounds:
         theirs, done = state.get("identity"), state.get("done")
         if not isinstance(theirs, dict) or not isinstance(done, list) or not done:
             raise ResumeError(f"--resume: {path} holds no identity or no finished round")
+        versions = state.get("versions", {})  # a state written before they were kept names none
+        if not isinstance(versions, dict):
+            raise ResumeError(f"--resume: {path} holds versions {brief(versions)}, not an object of versions")
+        changed = versions_changed(versions)
+        if changed:
+            last = rounds.model(len(done) - 1)
+            raise ResumeError(f"--resume: this run's rounds were trained with other versions ({changed}), and a "
+                              "resumed run trains what an unstopped one would only with the same: resume with "
+                              f"those, or start a new run from its last round (--start-model {last})")
         unknown = sorted(set(theirs) - set(rounds.identity))
         if unknown:
             raise ResumeError(f"--resume: {path} names {brief(unknown[0])}, which is no flag of this command")
@@ -164,8 +176,8 @@ class Rounds:
         save(model)
         self.done.append({"round": k, "model": os.path.relpath(model, self.run_dir), "sha256": file_sha256(model),
                           "record": record, "evals": evals})
-        write_atomic(self.path, json.dumps({"format": FORMAT, "identity": self.identity, "done": self.done},
-                                           indent=1) + "\n")
+        write_atomic(self.path, json.dumps({"format": FORMAT, "identity": self.identity, "versions": self.versions,
+                                            "done": self.done}, indent=1) + "\n")
         return model
 
 
