@@ -89,3 +89,31 @@ def all_blocks() -> list[Block]:
     """The code blocks of every checked page."""
     return [block for page in pages() for block in blocks(page)]
 
+
+
+@dataclasses.dataclass(frozen=True)
+class Inline:
+    """One inline code span of a page (`` `like this` ``), outside code blocks."""
+
+    page: pathlib.Path
+    line: int  # 1-based first line of the paragraph, table or list item that holds it
+    code: str
+
+    @property
+    def where(self) -> str:
+        """``page:line``, as a test names the span."""
+        page = self.page.relative_to(ROOT) if self.page.is_relative_to(ROOT) else self.page
+        return f"{page}:{self.line}"
+
+
+def inline_spans(page: pathlib.Path) -> list[Inline]:
+    """The inline code spans of a page, in order."""
+    tokens = MarkdownIt("commonmark").parse(page.read_text(encoding="utf-8"))
+    return [Inline(page, token.map[0] + 1 if token.map else 0, child.content)
+            for token in tokens if token.type == "inline"
+            for child in token.children or [] if child.type == "code_inline"]
+
+
+def all_inline_spans() -> list[Inline]:
+    """The inline code spans of every checked page."""
+    return [span for page in pages() for span in inline_spans(page)]

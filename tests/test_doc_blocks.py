@@ -1,7 +1,8 @@
 """Every code block of the docs runs in a test, or says why not (``tests/doc_blocks.py`` finds the blocks and their
 markers): Python blocks run in a fresh directory; shell blocks have every command of ours read by its real
 argument parser (each flag exists, each value is accepted) and, unless marked ``flags-only`` (a run of minutes),
-run there too; JSON blocks parse; a block that is none of these carries ``<!-- not-run: REASON -->``.
+run there too; JSON blocks parse; a block that is none of these carries ``<!-- not-run: REASON -->``.  A whole
+command of ours quoted inline in the prose (a figure's command) is read by its parser as well.
 
 A block named by a marker (``<!-- tour -->``) is run by the test that names it, which also checks what it prints.
 """
@@ -15,7 +16,9 @@ import io
 import json
 import os
 import pathlib
+import re
 import runpy
+import shlex
 import shutil
 import subprocess
 import sys
@@ -23,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from doc_blocks import DOCS, ROOT, Block, all_blocks
+from doc_blocks import DOCS, ROOT, Block, Inline, all_blocks, all_inline_spans
 
 sys.path.insert(0, str(DOCS / "_ext"))
 from popejoan_docs import extras  # noqa: E402  (docs/_ext is not a package)
@@ -286,6 +289,99 @@ def test_shell_block_commands_of_ours_are_accepted_and_the_cheap_ones_run(
                              env=environment)
         assert out.returncode == 0, f"{block.where}: {' '.join(command[1:])} failed:\n{out.stderr[-2000:]}"
     RAN[block.code] = block.where
+
+
+# ------------------------------------------------------------------ commands in the prose
+GONE = ("--oracle-critic", "--imitate-temperature", "--imitate-augment", "--improve-deals", "--improve-player",
+        "--improve-epochs", "--init-model", "--anchor-kl")
+"""The flags of recipes measured and not kept, which went in 0.3.0: a page may quote a command with one, naming the
+commit that runs it (``GONE_AT``)."""
+GONE_AT = "4c192b1"
+PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9]*(,[A-Z][A-Z0-9]*)*|[0-9]+[A-Z]|.*[<>\[\]…].*|.*\.\.\..*")
+"""A word that stands for a value the reader chooses (``--seed S``, ``--players A,B``, ``<run>``, ``...``): a
+command with one is a template, not a command to read."""
+
+
+def prose_command(span: Inline) -> tuple[str, list[str]] | None:
+    """What an inline span of prose is as a whole command of ours (``popejoan NAME ...``, ``python -m popejoan_env
+    NAME ...``, ``python training/X.py ...``, ``python benchmarks/X.py ...``) and its arguments; None for anything
+    else (a module's name, a message, a template)."""
+    from popejoan_env.__main__ import COMMANDS
+    from popejoan_env.training import COMMANDS as TRAINING
+
+    try:
+        words = shlex.split(span.code)
+    except ValueError:
+        return None
+    if words[:3] == ["python", "-m", "popejoan_env"]:
+        words = ["popejoan", *words[3:]]
+    if any(PLACEHOLDER.fullmatch(word) for word in words):
+        return None
+    if words[:1] == ["popejoan"] and len(words) > 1 and words[1] in {c.name for c in COMMANDS} | set(TRAINING):
+        return "popejoan", words[1:]
+    if words[:1] in (["python"], ["python3"]) and len(words) > 1 and words[1].split("/")[0] in ("training",
+                                                                                                 "benchmarks"):
+        assert (ROOT / words[1]).is_file(), f"{span.where}: `{span.code}` names a script that is not there"
+        return words[1], words[2:]
+    return None
+
+
+PROSE = [(span, found) for span in all_inline_spans() if (found := prose_command(span)) is not None]
+
+
+def test_the_pages_quote_the_commands_this_file_reads() -> None:
+    assert len(PROSE) >= 150, len(PROSE)
+    assert sum(kind != "popejoan" for _, (kind, _) in PROSE) >= 50
+
+
+@pytest.mark.parametrize("span, found", PROSE, ids=[f"{span.where}:{k}" for k, (span, _) in enumerate(PROSE)])
+def test_a_command_quoted_in_the_prose_is_accepted_by_its_parser(
+        span: Inline, found: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A figure's command, or any whole command a page quotes inline, still parses: each flag exists and each value
+    is accepted.  A command that only names the command or a flag (``popejoan evaluate``, ``popejoan exploit
+    --worlds``) is read with what it leaves out supplied; one with a flag that went in 0.3.0 is on a page that says
+    which commit runs it."""
+    kind, args = found
+    if "--help" in args:
+        return
+    gone = [word for word in args if word.split("=")[0] in GONE]
+    if gone:
+        assert GONE_AT in span.page.read_text(encoding="utf-8"), (
+            f"{span.where}: `{span.code}` uses {gone}, which went in 0.3.0: say that commit {GONE_AT} runs it")
+        return
+    def refusal(words: list[str]) -> str:
+        try:
+            parse_only(kind, words, monkeypatch)
+        except AssertionError as refused:
+            return str(refused)
+        return ""
+
+    said = refusal(args)
+    if "expected one argument" in said and args[-1].startswith("--"):
+        args = args[:-1]  # a flag named in the prose, without its value
+        said = refusal(args)
+    required = re.search(r"the following arguments are required: (.*?)(?: \(see --help\))?$", said)
+    if required is not None:
+        supplied = [word for name in required.group(1).split(", ")
+                    for word in ([name, "x"] if name.startswith("-") else ["x"])]
+        said = refusal([*args[:1], *supplied, *args[1:]] if kind == "popejoan" else [*supplied, *args])
+    assert not said, f"{span.where}: `{span.code}`: {said}"
+
+
+def test_a_quoted_command_with_a_flag_that_is_not_there_fails_its_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    page = ROOT / "docs" / "evaluation.md"
+    for code, says in [("popejoan evaluate shipped --quik", "unrecognized arguments: --quik"),
+                       ("popejoan exploit --worldz", "unrecognized arguments"),
+                       ("python training/benchmark.py --players a,b --deals many", "invalid int value"),
+                       ("python training/train_ppo.py --imitate-augment", "went in 0.3.0")]:
+        span = Inline(page if "augment" not in code else ROOT / "docs" / "views.md", 1, code)
+        found = prose_command(span)
+        assert found is not None
+        with pytest.raises(AssertionError, match=says):
+            test_a_command_quoted_in_the_prose_is_accepted_by_its_parser(span, found, monkeypatch)
+    for template in ("python training/benchmark.py --players A,B --seed S", "popejoan exploit MODEL --worlds W",
+                     "popejoan train --backend ray [--address A]", "popejoan: interrupted", "popejoan_env.moved"):
+        assert prose_command(Inline(page, 1, template)) is None
 
 
 # ------------------------------------------------------------------ JSON blocks

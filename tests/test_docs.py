@@ -111,6 +111,17 @@ def test_a_model_card_link_is_to_the_card_itself_and_the_site_links_its_page() -
         "see [the card](../models/shipped.md#a-fourth-round) and [x](../models/round2.md)")
 
 
+def test_every_test_file_is_on_the_tests_page() -> None:
+    """The tests page's table says what each file proves: a new file without a row was a suite the page did not
+    describe (five were missing)."""
+    page = (ROOT / "docs" / "tests.md").read_text(encoding="utf-8")
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
+    listed = {name for row in rows for name in re.findall(r"`(test_\w+\.py)`", row.split(" | ")[0])}
+    files = {path.name for path in (ROOT / "tests").glob("test_*.py")}
+    assert not files - listed, f"docs/tests.md has no row for {sorted(files - listed)}"
+    assert not listed - files, f"docs/tests.md lists files that are not there: {sorted(listed - files)}"
+
+
 def test_the_readme_env_example_runs_and_prints_each_seats_counters() -> None:
     code = block_after("env-example")
     assert len([line for line in code.splitlines() if line.strip()]) <= 10
