@@ -7,6 +7,7 @@ A code block is found by the HTML comment marker before it (``<!-- tour -->``), 
 from __future__ import annotations
 
 import html.parser
+import inspect
 import pathlib
 import re
 import subprocess
@@ -163,6 +164,25 @@ def test_the_docs_extra_installs_what_the_site_is_built_with() -> None:
     assert docs, "pyproject.toml has no docs extra"
     for package in ("sphinx", "furo", "myst-parser"):
         assert f'"{package}>=' in docs.group(1)
+
+
+def test_the_citation_and_the_changelog_name_the_version_pyproject_gives() -> None:
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
+    citation = re.search(r"^version: (\S+)$", (ROOT / "CITATION.cff").read_text(), re.M)
+    latest = re.search(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert version and citation and latest
+    assert citation.group(1) == version.group(1), f"CITATION.cff cites {citation.group(1)}: not pyproject.toml's"
+    assert latest.group(1) == version.group(1), f"CHANGELOG.md's newest section is {latest.group(1)}: not pyproject's"
+
+
+def test_every_environment_id_the_pages_and_the_citation_write_has_the_envs_version() -> None:
+    from popejoan_env.envs.registration import ENV_VERSION
+
+    pages = [README, ROOT / "CITATION.cff", *sorted(DOCS.glob("**/*.md")), *sorted((ROOT / "models").glob("*/*.md"))]
+    found = [(page.relative_to(ROOT), int(v)) for page in pages if "_build" not in page.parts
+             for v in re.findall(r"(?:pope_joan_v|pope_joan-v|PopeJoan-v)(\d+)", page.read_text())]
+    assert len(found) >= 10
+    assert all(v == ENV_VERSION for _, v in found), [f for f in found if f[1] != ENV_VERSION]
 
 
 # ------------------------------------------------------------------ code on the docs pages
@@ -369,3 +389,28 @@ def test_every_page_of_the_docs_is_in_the_site(site: pathlib.Path) -> None:
             continue
         built = site / page.relative_to(DOCS).with_suffix(".html")
         assert built.is_file(), f"docs/{page.relative_to(DOCS)} was not built (is it in a toctree?)"
+
+
+# ------------------------------------------------------------------ defaults the pages state in prose
+def _defaults_the_pages_state() -> list[tuple[str, str]]:
+    """(page, text it must hold): each text built from the code's own default, so a default changed in one place
+    alone fails here."""
+    from popejoan_env.players import best_response, guided, pimc
+    from popejoan_env.simulate import BATCH_SIZE
+
+    given = inspect.signature(best_response.BestResponsePlayer).parameters
+    exploit = (f"(defaults {given['worlds'].default}, {best_response.DEFAULT_DRAWS:,}, {given['rounds'].default}, "
+               f"{given['confidence'].default:g}, `{given['posterior'].default}`)")
+    return [("players.md", f"`pimc:samples=N` (default {pimc.DEFAULT_SAMPLES})"),
+            ("players.md", f"`pimc_net:samples=N` (default {guided.DEFAULT_SAMPLES})"),
+            ("players.md", f"`prior=λ` (default {guided.DEFAULT_PRIOR:g};"),
+            ("players.md", exploit),
+            ("evaluation.md", f"`--worlds` (default {best_response.DEFAULT_WORLDS})"),
+            ("evaluation.md", f"`--draws` (default {best_response.DEFAULT_DRAWS:,})"),
+            ("records.md", f"`--batch-size N` deals in flight (default {BATCH_SIZE:,};")]
+
+
+@pytest.mark.parametrize(("page", "text"), _defaults_the_pages_state(), ids=lambda x: str(x)[:30])
+def test_a_default_a_page_states_in_prose_is_the_codes(page: str, text: str) -> None:
+    written = " ".join((DOCS / page).read_text().split())
+    assert text in written, f"docs/{page} does not say {text!r}: the default changed in the code or the page"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import re
 
 import pytest
 
@@ -85,3 +86,32 @@ def test_nan_infinities_zero_negative_and_huge_are_in_range_or_refused_in_one_li
         assert info.value.code == 2, (flag, text)
         assert len(err.splitlines()) == 1 and f"argument {flag}: " in err, (flag, text, err)
         assert "Traceback" not in err and "usage:" not in err
+
+
+def _stated(default: object) -> set[str]:
+    """How a help text may write a default: as it is, and a whole number also with thousands separators."""
+    return {str(default), f"{default:,}"} if isinstance(default, int) and not isinstance(default, bool) else {
+        str(default)}
+
+
+def test_a_default_or_a_range_a_help_text_writes_is_the_flags_own() -> None:
+    # The popejoan commands' help texts are written by hand ("seats at the table, 3..8 (default 4)"); the training
+    # commands' defaults are added by argparse, their ranges by hand.
+    checked = 0
+    for name, parser in PARSERS:
+        for action in parser._actions:
+            text = action.help or ""
+            for stated in re.findall(r"\(default:? ([^);,:]+)", text):
+                if action.default is not None and not isinstance(action.default, (bool, list)):
+                    assert stated.strip() in _stated(action.default), (
+                        f"{name} {action.option_strings[0]}: help says (default {stated}), the default is "
+                        f"{action.default!r}")
+                    checked += 1
+            for low, high in re.findall(r"(-?\d[\d,]*)(?:\.\.| to )(-?\d[\d,]*)", text):
+                if isinstance(action.type, (Integer, Number)):
+                    written = (float(low.replace(",", "")), float(high.replace(",", "")))
+                    assert written == (action.type.low, action.type.high), (
+                        f"{name} {action.option_strings[0]}: help says {low}..{high}, the flag takes "
+                        f"{action.type.low}..{action.type.high}")
+                    checked += 1
+    assert checked >= 20

@@ -7,6 +7,10 @@ Seat 0 deals unless said otherwise, so seat 1 is eldest and leads.
 
 from __future__ import annotations
 
+import dataclasses
+import pathlib
+import re
+
 import numpy as np
 import pytest
 
@@ -16,7 +20,7 @@ from popejoan_env.cards import CARD_NAMES, HEARTS, PACK, SPADES, DIAMONDS, mask_
 from popejoan_env.engine import DEAD, PLAYED
 from popejoan_env.errors import RulesError
 from popejoan_env.rules import (
-    ACE_C, DEFAULT_DRESSING, GAME_C, INTRIGUE_C, JACK_C, KING_C, MATRIMONY_C, POPE_C, QUEEN_C,
+    _BOOLS, _CHOICES, ACE_C, DEFAULT_DRESSING, GAME_C, INTRIGUE_C, JACK_C, KING_C, MATRIMONY_C, POPE_C, QUEEN_C,
 )
 from popejoan_env.seat_view import seat_view
 
@@ -345,3 +349,36 @@ def test_the_batch_refuses_rules_under_which_no_deal_can_start() -> None:
 
     with pytest.raises(RulesError, match="no deal can start"):
         BatchDeals(Rules(allow_credit=False, start_counters=10), 4, 2, rng=np.random.default_rng(0))
+
+
+
+# ----------------------------------------------------------------------------- the options table of docs/rules.md
+def _shown(value: object) -> str:
+    """An option's value as docs/rules.md's table writes it (``true``, ``6/2/2/1/1/1/1/1``, ``lowest_of_suit``)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, tuple):
+        return "/".join(map(str, value))
+    return str(value)
+
+
+def _leading(cell: str) -> str:
+    """The value a cell of the table begins with, before its explanation (``equal`` of "`equal`: ⌊51/(n+1)⌋ each")."""
+    return re.split(r"[:(]", cell, maxsplit=1)[0].strip().strip("`")
+
+
+def test_the_options_table_of_the_rules_page_is_every_option_with_each_presets_value_and_choices() -> None:
+    page = pathlib.Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+    section = page.read_text(encoding="utf-8").split("## Variants and presets", 1)[1].split("\n## ", 1)[0]
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in section.splitlines()
+            if line.startswith("| `")]
+    options = [f.name for f in dataclasses.fields(Rules) if f.name != "name"]
+    assert [row[0].strip("`") for row in rows] == options, "docs/rules.md's table is not every option of Rules"
+    for option, modern, victorian, other in ((row[0].strip("`"), *row[1:4]) for row in rows):
+        assert _leading(modern) == _shown(getattr(MODERN, option)), f"docs/rules.md: modern's {option} is {modern!r}"
+        same = "the same" if getattr(VICTORIAN, option) == getattr(MODERN, option) else None
+        assert _leading(victorian) in (_shown(getattr(VICTORIAN, option)), same), (
+            f"docs/rules.md: victorian's {option} is {victorian!r}")
+        choices = _CHOICES.get(option, ("true", "false") if option in _BOOLS else ())
+        assert set(choices) <= {_leading(modern), _leading(victorian), _leading(other)}, (
+            f"docs/rules.md: the row of {option} does not name each of its values {list(choices)}")

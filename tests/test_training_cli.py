@@ -8,6 +8,7 @@ import dataclasses
 import functools
 import importlib
 import os
+import re
 import subprocess
 import sys
 
@@ -83,6 +84,29 @@ def test_popejoan_command_help_is_the_scripts_help_under_its_name(script: str, t
     assert done.stdout.startswith(f"usage: popejoan {SCRIPT_COMMAND[script]} ")
     wrapped = _help(script, "script")
     assert done.stdout[done.stdout.index("\noptions:"):] == wrapped.stdout[wrapped.stdout.index("\noptions:"):]
+
+
+def _words(text: str) -> str:
+    """A text with its line breaks and runs of spaces as single spaces, in lower case."""
+    return " ".join(text.split()).lower()
+
+
+def test_the_sizes_the_main_jobs_help_and_the_pages_give_are_its_defaults_and_quicks() -> None:
+    from popejoan_env.training import ppo
+
+    default = {f.name: f.default for f in dataclasses.fields(ppo.Args)}
+    samples = default["imitate_player"].partition(":samples=")[2]
+    description = _words(ppo.__doc__.split("\n\n")[0])  # the --help text above the flags
+    for phrase in (f"{default['imitate_deals']:,} deals of the pimc search with {samples} worlds",
+                   f"{default['imitate_epochs']} epochs of imitation",
+                   f"{default['rollout_deals']:,} deals of the search",
+                   f"{default['rollout_epochs']} epochs learning its values"):
+        assert phrase in description, f"popejoan train --help does not say {phrase!r}: its defaults changed"
+    quick = (f"imitation of {ppo.QUICK['imitate_deals']:,} `pimc` deals, one round of the rollout stage on "
+             f"{ppo.QUICK['rollout_deals']:,} deals")
+    for page in ("README.md", "docs/getting_started.md", "docs/training.md"):
+        text = _words(open(os.path.join(ROOT, page), encoding="utf-8").read())
+        assert quick in text, f"{page} does not say what --quick runs: {quick!r}"
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -186,3 +210,52 @@ def test_ctrl_c_while_a_worker_is_forked_interrupts_the_command() -> None:
     done = subprocess.run([sys.executable, "-c", CTRL_C_IN_A_FORK], capture_output=True, text=True, timeout=120,
                           env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert done.stdout.strip() == "interrupted", (done.stdout, done.stderr[-2000:])
+
+
+FLAG_LISTS = [("train", "docs/training.md", "Training knobs:"), ("train-rllib", "docs/ray.md", "Flags (`--help`")]
+"""The paragraphs that list every flag of a training command: its name, the page and how the paragraph begins."""
+
+
+def _flag_list(page: str, start: str) -> str:
+    """The paragraph of ``page`` that begins with ``start``."""
+    text = open(os.path.join(ROOT, page), encoding="utf-8").read()
+    begin = text.index(start)
+    return text[begin:text.index("\n\n", begin)]
+
+
+def _option(field: dataclasses.Field) -> str:
+    """The flag a field of ``Args`` is read as (``lambda_`` is ``--lambda``)."""
+    return "--" + field.name.rstrip("_").replace("_", "-")
+
+
+@pytest.mark.parametrize(("name", "page", "start"), FLAG_LISTS, ids=[name for name, _, _ in FLAG_LISTS])
+def test_the_docs_list_of_a_commands_flags_names_each_flag_under_its_heading_and_default(
+        name: str, page: str, start: str) -> None:
+    module = importlib.import_module(f"popejoan_env.training.{COMMANDS[name].module}")
+    fields = dataclasses.fields(module.Args)
+    paragraph = _flag_list(page, start)
+    named = set(re.findall(r"`(--[a-z][a-z-]*)", paragraph))
+    missing = [_option(f) for f in fields if _option(f) not in named]
+    assert not missing, f"{page}: the list of {name}'s flags leaves out {missing}"
+    unknown = sorted(named - {_option(f) for f in fields} - {"--help"})
+    assert not unknown, f"{page}: the list of {name}'s flags names {unknown}, which {name} does not take"
+    headings = re.split(r"\*\*([^*]+)\*\*:", paragraph)
+    for heading, part in zip(headings[1::2], headings[2::2]):
+        for flag in re.findall(r"`(--[a-z][a-z-]*)", re.sub(r"\([^()]*\)", "", part)):
+            field = next(f for f in fields if _option(f) == flag)
+            group = field.metadata["group"] or ""
+            assert group.lower().startswith(heading.lower()), (
+                f"{page}: {flag} is listed under {heading!r}, --help lists it under {group!r}")
+    for flag, stated in re.findall(r"`(--[a-z][a-z-]*)[^`]*`\s\(`?([\w.,:=-]+)`?[;:)]", paragraph):
+        default = next(f.default for f in fields if _option(f) == flag)
+        assert _states(stated, default), f"{page}: {flag} ({stated}), where its default is {default!r}"
+
+
+def _states(stated: str, default: object) -> bool:
+    """Whether a default as a page writes it (``60,000``, ``3e-4``, ``none`` for empty) is ``default``."""
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        try:
+            return float(stated.replace(",", "")) == default
+        except ValueError:
+            return False
+    return stated == (str(default) or "none")
