@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from popejoan_env.cli import EPISODE_DEALS, SEED, Integer, interrupted, reader_gone
+from popejoan_env.cli import EPISODE_DEALS, SEED, TABLE_SIZE, Integer, interrupted, reader_gone
 
 PROG = "popejoan"
 
@@ -44,7 +44,7 @@ try:  # a Ctrl-C while the command's modules load is one line and status 130, as
     from popejoan_env.errors import PopeJoanError, RecordError
     from popejoan_env.files import check_writable
     from popejoan_env.record import RecordWriter, read_records, verify_record
-    from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_players
+    from popejoan_env.rules import MAX_PLAYERS, PRESETS, check_players
     from popejoan_env.simulate import BATCH_SIZE, MAX_BATCH_SIZE, SHARD_DEALS, write_batch, write_scalar, write_sharded
     from popejoan_env.training import COMMANDS as TRAINING_COMMANDS
     from popejoan_env.training import run_command
@@ -63,7 +63,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-PLAYERS = Integer(MIN_PLAYERS, MAX_PLAYERS)
+PLAYERS = TABLE_SIZE
 """Seats at a table."""
 MAX_COMMAND_DEALS = 10**9
 """Most deals ``simulate`` writes in one command (a billion deals is about a day of it)."""
@@ -86,7 +86,8 @@ class Command:
 
 # --------------------------------------------------------------------- simulate
 def _add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--players", type=PLAYERS, default=4, help="seats at the table, 3..8 (default 4)")
+    parser.add_argument("--players", type=PLAYERS, default=4,
+                        help=f"seats at the table, {PLAYERS.low}..{PLAYERS.high} (default 4)")
     parser.add_argument(
         "--preset", default="modern", help=f"rules preset: {', '.join(sorted(PRESETS))} (default modern)"
     )
@@ -286,7 +287,8 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def _add_play_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--players", type=PLAYERS, default=4, help="players at the table, 3..8 (default 4)")
+    parser.add_argument("--players", type=PLAYERS, default=4,
+                        help=f"players at the table, {PLAYERS.low}..{PLAYERS.high} (default 4)")
     parser.add_argument("--preset", default="modern", help=f"rules preset: {', '.join(PRESETS)} (default modern)")
     parser.add_argument("--rules-option", action="append", default=[], metavar="KEY=VALUE",
                         help="change one rules option (JSON value), repeatable")

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from popejoan_env.checks import MAX_EPISODE_DEALS, MAX_REWARD_SCALE
+from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 if TYPE_CHECKING:
     import multiprocessing.pool
@@ -277,6 +278,8 @@ def file_name(text: str) -> str:
     return text
 
 
+TABLE_SIZE = Integer(MIN_PLAYERS, MAX_PLAYERS)
+"""A table size flag: the players the rules deal to (``rules.MIN_PLAYERS`` to ``rules.MAX_PLAYERS``)."""
 SEED = Integer(0, 2**31 - 1)
 """A seed flag: numpy's legacy seeding (which SB3 calls) takes < 2**32, and runs derive seeds a little above it."""
 EPISODE_DEALS = Integer(1, MAX_EPISODE_DEALS)

@@ -61,6 +61,9 @@ from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.nets import suits
 from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesLike, resolve_rules
 
+RUN_MODEL = "model.zip"
+"""The model file of a run, in its directory: what the training commands write, the web app offers and a run's
+directory given as a model names."""
 MODEL_FORMAT = "popejoan-model/1"
 """Value of ``format`` in a model's metadata."""
 META_NAME = "popejoan.json"
@@ -208,8 +211,8 @@ def read_model(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict
     if not os.path.isfile(path):
         why = ("is a directory, not a model file" if os.path.isdir(path) else
                "is not a regular file" if os.path.exists(path) else "does not exist")
-        inside = os.path.join(path, "model.zip")
-        if os.path.isdir(path) and os.path.isfile(inside):  # a run's directory: its model is model.zip
+        inside = os.path.join(path, RUN_MODEL)
+        if os.path.isdir(path) and os.path.isfile(inside):  # a run's directory: its model is RUN_MODEL
             why += f" (the run's model is {inside!r})"
         raise ModelFileError(f"model file {path!r} {why}")
     try:

@@ -54,7 +54,7 @@ from popejoan_env.checks import brief
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.nets.model_file import (
     CHECKED_FIELDS, MAX_WEIGHT_ELEMENTS, MODEL_FORMAT, ModelFileError, ModelMismatchError, check_metadata, mlp_actor,
-    read_count, read_sb3_zip, rules_field, save_model,
+    RUN_MODEL, read_count, read_sb3_zip, rules_field, save_model,
 )
 from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, RulesLike
 
@@ -243,7 +243,7 @@ def adopt(path: str | os.PathLike[str], *, rules: RulesLike | Sequence[RulesLike
     if os.path.isdir(target) or os.path.isdir(written) or target.endswith(("/", os.sep)):
         folder = target if os.path.isdir(target) or target.endswith(("/", os.sep)) else written
         raise ModelFileError(f"cannot write the adopted model to {target}: {folder} is a directory; give a file "
-                             f"name such as {os.path.join(folder, 'model.zip')}")
+                             f"name such as {os.path.join(folder, RUN_MODEL)}")
 
     class _Copy:
         def save(self, tmp: str) -> None:

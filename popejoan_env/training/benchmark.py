@@ -57,7 +57,7 @@ class Args:
     preset: str = arg("modern", "rules preset: modern or victorian")
     rules_option: list[str] = arg([], "override one rules option, e.g. ace_high=true (a JSON value, else text; "
                                       "repeatable)", action="append", metavar="KEY=VALUE")
-    seats: int = arg(4, "players at the table (3..8)", kind=Integer(MIN_PLAYERS, MAX_PLAYERS))
+    seats: int = arg(4, f"players at the table ({MIN_PLAYERS}..{MAX_PLAYERS})", kind=Integer(MIN_PLAYERS, MAX_PLAYERS))
     lineups: str = arg("auto", "subsets: every group of SEATS different players; field: each player alone against "
                                "copies of another; auto: subsets when there are at least SEATS players",
                        choices=["auto", "subsets", "field"])

@@ -30,7 +30,8 @@ from torch.distributions import Categorical
 
 from popejoan_env.checks import split_list
 from popejoan_env.envs.gymnasium_vector_env import PopeJoanVectorEnv
-from popejoan_env.cli import CLIP, COEFFICIENT, EPISODE_DEALS, GRAD_NORM, Integer, PROBABILITY, RATE, SCALE, SEED
+from popejoan_env.cli import (CLIP, COEFFICIENT, EPISODE_DEALS, GRAD_NORM, Integer, PROBABILITY, RATE, SCALE, SEED,
+                              TABLE_SIZE)
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable
 from popejoan_env.observation import OBS_SIZE
@@ -39,19 +40,19 @@ from popejoan_env.nets.model_file import model_metadata, save_state_dict
 from popejoan_env.nets.policy import load_policy
 from popejoan_env.rules import Rules
 
-from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, check_network, clear_beside, command, evaluate,
-                                          format_eval, mlp_values, parse_flags, run_script, set_torch_threads,
-                                          write_run_json)
+from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, RUN_JSON, RUN_MODEL, arg, check_network, clear_beside,
+                                          command, evaluate, format_eval, mlp_values, parse_flags, run_script,
+                                          set_torch_threads, write_run_json)
 
 
 @dataclasses.dataclass
 class Args:
     """The flags of cleanrl_ppo.py: each field's help text is its --help."""
 
-    model_path: str = arg("models/cleanrl_ppo/model.zip", "where the model is saved (run.json goes beside it)")
+    model_path: str = arg(f"models/cleanrl_ppo/{RUN_MODEL}", f"where the model is saved ({RUN_JSON} goes beside it)")
     seed: int = arg(1, "seed of the deals, the network's initialisation, the sampling and the evaluation", kind=SEED)
     preset: str = arg("modern", "rules preset: modern or victorian")
-    players: int = arg(4, "table size, 3 to 8", kind=Integer(3, 8))
+    players: int = arg(4, f"table size, {TABLE_SIZE.low} to {TABLE_SIZE.high}", kind=TABLE_SIZE)
     session_length: int = arg(1, "deals per session in each slot (board and balances carried)", kind=EPISODE_DEALS)
     start_counters: int = arg(0, "balance every session starts from: 0 as the duplicate tournament's deals",
                               kind=Integer(0, 10**6))
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, save, evaluate; returns what run.json records."""
     args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
     check_args(args)
-    check_writable([args.model_path, os.path.join(os.path.dirname(os.path.abspath(args.model_path)), "run.json")])
+    check_writable([args.model_path, os.path.join(os.path.dirname(os.path.abspath(args.model_path)), RUN_JSON)])
     clear_beside(args.model_path)  # an earlier run's record must not outlive its model
     rules = Rules.preset(args.preset).replace(start_counters=args.start_counters)
 

@@ -23,12 +23,15 @@ from typing import Any, NoReturn, TypeVar
 from popejoan_env.cli import Integer, Number, OneLineParser, fork_pool, interrupted, reader_gone
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable, save_png, write_atomic
-from popejoan_env.nets.model_file import MAX_NETWORK_VALUES, mlp_values  # noqa: F401 - the commands count with it
+from popejoan_env.nets.model_file import MAX_NETWORK_VALUES, RUN_MODEL, mlp_values  # noqa: F401 - the commands use them
 from popejoan_env.players import make_player
 from popejoan_env.players.learned import LearnedPlayer
 from popejoan_env.tournament import TournamentResult, run_duplicate
 
 A = TypeVar("A")
+
+RUN_JSON = "run.json"
+"""The record of a run, beside its model: arguments, rules, versions, seed, evaluations."""
 
 MAX_ROLLOUT_VALUES = 2**28
 """Most observation (and state) values, float32, a rollout of train-cleanrl, train-mappo or train-rllib may hold:
@@ -163,7 +166,7 @@ def make_run_dir(output_dir: str, run_name: str) -> str:
     """``<output-dir>/<run-name>``, created, with ``model.zip`` and ``run.json`` writable there (an
     OutputPathError, a PopeJoanError, if not)."""
     run_dir = os.path.join(output_dir, run_name)
-    check_writable([os.path.join(run_dir, "model.zip"), os.path.join(run_dir, "run.json")])
+    check_writable([os.path.join(run_dir, RUN_MODEL), os.path.join(run_dir, RUN_JSON)])
     return run_dir
 
 
@@ -183,14 +186,14 @@ def clear_beside(model_path: str) -> None:
     from popejoan_env.files import remove_stale
 
     folder = os.path.dirname(os.path.abspath(model_path))
-    remove_stale(os.path.join(folder, "run.json"))
+    remove_stale(os.path.join(folder, RUN_JSON))
     for path in glob.glob(os.path.join(folder, "tb", "events.out.tfevents.*")):
         remove_stale(path)
 
 
 def write_run_json(run_dir: str, run: dict[str, Any]) -> str:
     """Write ``<run_dir>/run.json`` atomically; returns its path."""
-    return write_atomic(os.path.join(run_dir, "run.json"), json.dumps(run, indent=1))
+    return write_atomic(os.path.join(run_dir, RUN_JSON), json.dumps(run, indent=1))
 
 
 def set_torch_threads(threads: int) -> None:

@@ -46,7 +46,7 @@ from torchrl.modules import MaskedCategorical, ProbabilisticActor
 from torchrl.objectives import ClipPPOLoss
 
 from popejoan_env.checks import split_list
-from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, PROBABILITY, RATE, SCALE, SEED
+from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, PROBABILITY, RATE, SCALE, SEED, TABLE_SIZE
 from popejoan_env.envs.pettingzoo_aec import env as pope_joan_env
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable
@@ -56,9 +56,9 @@ from popejoan_env.observation import OBS_SIZE, STATE_SIZE
 from popejoan_env.players import make_player
 from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import Rules
-from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, check_network, clear_beside, command, evaluate,
-                                          format_eval, mlp_values, parse_flags, run_script, set_torch_threads,
-                                          write_run_json)
+from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, RUN_JSON, RUN_MODEL, arg, check_network, clear_beside,
+                                          command, evaluate, format_eval, mlp_values, parse_flags, run_script,
+                                          set_torch_threads, write_run_json)
 
 GROUP = "player"
 """TorchRL's group of the seats: every agent ``player_i`` in one group, so one actor serves them all."""
@@ -68,10 +68,10 @@ GROUP = "player"
 class Args:
     """The flags of popejoan train-mappo: each field's help text is its --help."""
 
-    model_path: str = arg("models/mappo/model.zip", "where the actor is saved (run.json goes beside it)")
+    model_path: str = arg(f"models/mappo/{RUN_MODEL}", f"where the actor is saved ({RUN_JSON} goes beside it)")
     seed: int = arg(1, "seed of the deals, the networks' initialisation, the sampling and the evaluation", kind=SEED)
     preset: str = arg("modern", "rules preset: modern or victorian")
-    players: int = arg(4, "table size, 3 to 8", kind=Integer(3, 8))
+    players: int = arg(4, f"table size, {TABLE_SIZE.low} to {TABLE_SIZE.high}", kind=TABLE_SIZE)
     start_counters: int = arg(0, "balance every deal starts from: 0, as the duplicate tournament's deals",
                               kind=Integer(0, 10**6))
     total_frames: int = arg(80_000, "decisions to train for (env steps: one seat's lead each)",
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
     check_args(args)
     path = model_path(args)  # the file written: checked, not the name given without its .zip
-    check_writable([path, os.path.join(os.path.dirname(os.path.abspath(path)), "run.json")])
+    check_writable([path, os.path.join(os.path.dirname(os.path.abspath(path)), RUN_JSON)])
     clear_beside(path)  # an earlier run's record must not outlive its model
     rules = Rules.preset(args.preset).replace(start_counters=args.start_counters)
 

@@ -84,9 +84,10 @@ from popejoan_env.players.pimc import MAX_SAMPLES
 from popejoan_env.rules import Rules, check_players, parse_rules_options
 from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
 from popejoan_env.sb3_policies import SuitsPolicy, policy_values
-from popejoan_env.training.common import (arg, check_given_address, check_run_name, command, evaluate, flag_of,
-                                          format_eval, make_run_dir, parse_flags, parse_given, run_script,
-                                          set_torch_threads, with_quick, write_learning_curve, write_run_json)
+from popejoan_env.training.common import (RUN_JSON, RUN_MODEL, arg, check_given_address, check_run_name, command,
+                                          evaluate, flag_of, format_eval, make_run_dir, parse_flags, parse_given,
+                                          run_script, set_torch_threads, with_quick, write_learning_curve,
+                                          write_run_json)
 from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
 from popejoan_env.training.rollout_games import BELIEFS, PLAYS, rollout_games
 from popejoan_env.files import OutputPathError, file_sha256
@@ -101,6 +102,17 @@ VEC_ENVS = {"batch": 512, "dummy": 8, "subproc": 8}
 """The ways to step the training envs (``--vec-env``) and the number of envs each steps by default."""
 ROLLOUT = 4096
 """Steps in a rollout when ``--n-steps`` is not given (``n_envs * n_steps``)."""
+
+
+QUICK = {"run_name": "quick", "imitate_deals": 2_000, "rollout_deals": 500, "eval_deals": 50,
+         "final_eval_deals": 100, "final_eval_opponents": "random,stops_first,pimc"}
+"""What ``--quick`` changes: the fields whose flags the command line did not give take these values."""
+
+
+def _in_words(names: str) -> str:
+    """A comma list as a sentence says it: ``a,b,c`` -> ``a, b and c``."""
+    *rest, last = names.split(",")
+    return f"{', '.join(rest)} and {last}" if rest else last
 
 
 RUN = "the run"
@@ -131,9 +143,11 @@ class Args:
                        "table size, or a comma list such as 3,4,5 to mix table sizes in one run (observations are "
                        "padded to 8 seats); a size listed twice gets twice the deals", group=RUN)
     quick: bool = arg(False,
-                      "a first run of about a minute: the imitation of 2,000 deals of the --imitate-player, a "
-                      "round of 500, evaluations of 50 deals and a final one of 100 against random, stops_first "
-                      "and pimc, in <output-dir>/quick (flags given with it win)", group=RUN)
+                      f"a first run of about a minute: the imitation of {QUICK['imitate_deals']:,} deals of the "
+                      f"--imitate-player, a round of {QUICK['rollout_deals']:,}, evaluations of {QUICK['eval_deals']} "
+                      f"deals and a final one of {QUICK['final_eval_deals']} against "
+                      f"{_in_words(QUICK['final_eval_opponents'])}, in <output-dir>/{QUICK['run_name']} (flags given "
+                      "with it win)", group=RUN)
     torch_threads: int = arg(1,
                              "torch CPU threads (0 = torch's default); 1 because on 2 cores 2 threads were ~10% faster "
                              "only on a quiet machine and 4-10x slower as soon as anything else ran (88-97 against "
@@ -237,11 +251,13 @@ class Args:
                        "dummy: copies of the Gymnasium view in this process; subproc: one worker process per env",
                        group=PPO)
     n_envs: int = arg(0,
-                      "environments (learner seats) stepped together; 0 = the --vec-env's own: 512 for batch, 8 for "
-                      "dummy and subproc", kind=Integer(0, 65536), group=PPO)
+                      "environments (learner seats) stepped together; 0 = the --vec-env's own: "
+                      f"{VEC_ENVS['batch']} for batch, {VEC_ENVS['dummy']} for dummy, {VEC_ENVS['subproc']} for "
+                      "subproc",
+                      kind=Integer(0, 65536), group=PPO)
     n_steps: int = arg(0,
-                       "steps per environment per rollout; 0 = 4096 / n_envs, so a rollout of 4096 steps whatever the "
-                       "number of envs", kind=Integer(0, 10**6), group=PPO)
+                       f"steps per environment per rollout; 0 = {ROLLOUT} / n_envs, so a rollout of {ROLLOUT} steps "
+                       "whatever the number of envs", kind=Integer(0, 10**6), group=PPO)
     learning_rate: float = arg(3e-4, "Adam learning rate", kind=RATE, group=PPO)
     anneal_lr: bool = arg(True, "decay the learning rate linearly to 0 over the run", group=PPO)
     n_epochs: int = arg(10, "passes over each rollout", kind=Integer(1, 1000), group=PPO)
@@ -281,11 +297,6 @@ class Args:
                                 kind=Integer(0, 10**6), group=EVALUATION)
     final_eval_opponents: str = arg("random,lowest,stops_first,pool_hunter,pimc",
                                     "scripted players of the final evaluation (comma list)", group=EVALUATION)
-
-
-QUICK = {"run_name": "quick", "imitate_deals": 2_000, "rollout_deals": 500, "eval_deals": 50,
-         "final_eval_deals": 100, "final_eval_opponents": "random,stops_first,pimc"}
-"""What ``--quick`` changes: the fields whose flags the command line did not give take these values."""
 
 
 def apply_quick(args: Args, given: frozenset[str]) -> Args:
@@ -510,7 +521,7 @@ def policy_spec(args: Args, setup: Setup) -> tuple[Any, dict[str, Any]]:
     return policy, policy_kwargs
 
 
-REPLACED = ("model.zip", "run.json", "learning_curve.png", "checkpoints/*.zip", "tb/events.out.tfevents.*")
+REPLACED = (RUN_MODEL, RUN_JSON, "learning_curve.png", "checkpoints/*.zip", "tb/events.out.tfevents.*")
 """What an earlier run of the same name wrote and a new one removes (``clear_run``): its rounds too, unless it
 resumes (``Rounds.start``)."""
 
@@ -955,7 +966,7 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
     train_time = wall - callback.eval_seconds + callback.before_seconds  # the recipe is training too
 
     # saving, the final evaluation, run.json
-    model_path = save_model(model, os.path.join(run_dir, "model.zip"), metadata(args, setup, steps))
+    model_path = save_model(model, os.path.join(run_dir, RUN_MODEL), metadata(args, setup, steps))
     vec.close()
     final: dict[str, Any] = {}
     final_time = 0.0

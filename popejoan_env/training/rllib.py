@@ -54,9 +54,10 @@ from popejoan_env.players import make_player
 from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import Rules, check_players
 
-from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, arg, check_given_address, check_network,
-                                          check_run_name, command, evaluate, format_eval, make_run_dir, mlp_values,
-                                          parse_flags, parse_given, run_script, set_torch_threads, write_run_json)
+from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, RUN_JSON, RUN_MODEL, arg, check_given_address,
+                                          check_network, check_run_name, command, evaluate, format_eval, make_run_dir,
+                                          mlp_values, parse_flags, parse_given, run_script, set_torch_threads,
+                                          write_run_json)
 
 
 @dataclasses.dataclass
@@ -235,7 +236,7 @@ def clear_run(run_dir: str, after: int, fresh: bool) -> None:
     ``run.json`` (a run stopped before it writes its own must not leave them beside its checkpoints), its checkpoints
     after iteration ``after`` (those of the continuation a ``--restore`` leaves, or of an earlier run), and, with
     ``fresh`` (no --restore), its TensorBoard events."""
-    for name in ("model.zip", "run.json"):
+    for name in (RUN_MODEL, RUN_JSON):
         remove_stale(os.path.join(run_dir, name))
     folder = os.path.join(run_dir, "checkpoints")
     if os.path.isdir(folder):
@@ -377,7 +378,7 @@ def train(args: Args, argv: list[str] | None, run_dir: str, ray_start: float) ->
             copy_module(algo, "main", m)  # the league starts as copies of the initial network
     first_iteration = iteration
     for name in split_list(args.eval_opponents):  # an opponent this run would remove, or write over, is refused
-        theirs = os.path.join(run_dir, "model.zip")
+        theirs = os.path.join(run_dir, RUN_MODEL)
         if os.path.isfile(name) and os.path.isfile(theirs) and os.path.samefile(name, theirs):
             algo.stop()
             raise PopeJoanError(f"--eval-opponents names {name}, the model.zip of the run {run_dir} that this run "
@@ -427,7 +428,7 @@ def train(args: Args, argv: list[str] | None, run_dir: str, ray_start: float) ->
         last_checkpoint = save_checkpoint(algo, final, args)
     sizes = table_sizes(args)
     weights = algo.learner_group.get_weights(["main"])["main"]  # the learner's, not an env runner's copy
-    model = export_policy(weights, os.path.join(run_dir, "model.zip"), rules=Rules.preset(args.preset),
+    model = export_policy(weights, os.path.join(run_dir, RUN_MODEL), rules=Rules.preset(args.preset),
                           table_sizes=sizes,
                           net_arch=net_arch(args), activation=args.activation, timesteps=steps, seed=args.seed,
                           ray_version=ray.__version__, run_name=args.run_name)

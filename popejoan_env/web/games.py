@@ -37,6 +37,7 @@ from popejoan_env.cards import CARD_NAMES, SUITS, names_of
 from popejoan_env.checks import as_int, brief
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError
+from popejoan_env.nets.model_file import RUN_MODEL
 from popejoan_env.observation import encode_view
 from popejoan_env.players import SCRIPTED, SHIPPED, Player, make_player
 from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, PRESETS, Rules
@@ -60,7 +61,7 @@ MAX_DEALS = 100
 SHIPPED_SHOWN = SHIPPED
 """How the shipped network (package data, ``players.SHIPPED_MODEL``) is named among the models: it is always
 offered, and it gives the hint."""
-MODEL_FILE = "model.zip"
+MODEL_FILE = RUN_MODEL
 """The file name of a run's model: only such files in the models directory are offered."""
 MODEL_DEPTH = 3
 """Deepest folder level under the models directory searched for model files."""
