@@ -171,7 +171,11 @@ def test_ctrl_c_is_one_line_and_exit_130_and_leaves_no_worker(argv: list[str], s
         time.sleep(1)
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 130 and err.strip() == f"{says}: interrupted", (proc.returncode, err[-2000:])
+        # on a cold numba cache (a fresh install) the first compile is announced first: it is not the interruption
+        from popejoan_env.search.kernel_cache import FIRST_COMPILE
+
+        lines = [line for line in err.strip().splitlines() if line != FIRST_COMPILE.strip()]
+        assert proc.returncode == 130 and lines == [f"{says}: interrupted"], (proc.returncode, err[-2000:])
         deadline = time.monotonic() + 20
         while _processes_of(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.2)
