@@ -217,3 +217,29 @@ def test_leaving_the_critic_out_trains_the_very_same_actor(games: expert_games.G
         assert (history[-1]["held_out_value_loss"] is None) == (not critic)
     actor = [k for k in trained[True] if not k.startswith(("value_net", "mlp_extractor.value_net"))]
     assert all(torch.equal(trained[True][k], trained[False][k]) for k in actor)
+
+
+def test_each_decision_keeps_the_observation_encode_gives_there() -> None:
+    from popejoan_env.observation import encode
+    from popejoan_env.players import make_player
+    from popejoan_env.players.base import ask
+    from popejoan_env.seat_view import seat_view
+
+    decisions = expert_games.Decisions()
+    player = make_player("random", seed=4)
+    checked = 0
+    for d, (preset, n) in enumerate([("modern", 3), ("victorian", 5), ("modern", 8), ("victorian", 4)] * 3):
+        deal = expert_games.deal_of((Rules.preset(preset), n), (-24, 72), 5, d)
+        while deal.advance():
+            seat = deal.to_act
+            assert decisions.observe(d, deal, seat).tobytes() == encode(deal, seat).tobytes()
+            checked += 1
+            deal.play(ask(player, seat_view(deal, seat)))
+        decisions.end(d, deal)
+        assert d not in decisions.encoders and decisions.finals[d] == deal.balances
+    assert checked > 100
+    # another Deal under a deal's number gets an encoder of its own
+    first, second = (expert_games.deal_of((Rules.preset("modern"), 4), None, seed, 0) for seed in (6, 7))
+    for deal in (first, second):
+        deal.advance()
+        assert decisions.observe(0, deal, deal.to_act).tobytes() == encode(deal, deal.to_act).tobytes()

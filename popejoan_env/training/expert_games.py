@@ -42,7 +42,7 @@ import torch
 
 from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.engine import Deal
-from popejoan_env.observation import OBS_SIZE, encode
+from popejoan_env.observation import OBS_SIZE, Encoder
 from popejoan_env.players import make_player
 from popejoan_env.players.base import ask
 from popejoan_env.rules import Rules
@@ -106,6 +106,9 @@ class Decisions:
     def __init__(self) -> None:
         self.rows: list[tuple[Any, ...]] = []
         self.finals: dict[int, list[int]] = {}
+        self.encoders: dict[int, Encoder] = {}
+        """Each deal's ``Encoder``, brought up to date at each decision (the plays since the last one), not made
+        again from the deal's start: the same observations (``observation.encode``) for less work."""
 
     def note(self, d: int, deal: Deal, legal: Sequence[int], card: int, values: Mapping[int, float]) -> None:
         """The seat to act in deal ``d`` chose ``card`` among ``legal`` (kept if that was a real choice), the
@@ -118,7 +121,22 @@ class Decisions:
         q = np.full(NUM_CARD_IDS, np.nan, dtype=np.float32)
         for c, v in values.items():
             q[c] = v
-        self.rows.append((d, encode(deal, seat), row, card, seat, deal.balances[seat], q))
+        self.rows.append((d, self.observe(d, deal, seat), row, card, seat, deal.balances[seat], q))
+
+    def observe(self, d: int, deal: Deal, seat: int) -> np.ndarray:
+        """The observation of ``deal`` (deal ``d``) from ``seat`` now, ``observation.encode``'s, from the deal's own
+        ``Encoder`` synced to the plays since its last decision."""
+        encoder = self.encoders.get(d)
+        if encoder is None or encoder.deal is not deal:
+            encoder = self.encoders[d] = Encoder(deal)
+        else:
+            encoder.sync()
+        return encoder.observe(seat)
+
+    def end(self, d: int, deal: Deal) -> None:
+        """Deal ``d`` is over: its final balances are kept, its ``Encoder`` let go."""
+        self.finals[d] = list(deal.balances)
+        self.encoders.pop(d, None)
 
     def part(self, reward_scale: float) -> _Part:
         """The decisions as arrays, each valued at what its seat won from it to the end of its deal."""
@@ -154,7 +172,7 @@ def _play(expert: str, tables: Sequence[Table], balance_range: Sequence[int] | N
         deal = deal_of(table, balance_range, seed, d)
         player.reset(int(np.random.default_rng([seed, d, 1]).integers(2**63)))
         play_until(deal, [recorder] * table[1])  # every seat has a player: the deal is played out
-        decisions.finals[d] = list(deal.balances)
+        decisions.end(d, deal)
     return decisions.part(reward_scale)
 
 

@@ -170,7 +170,7 @@ def play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, r
         waiting, theirs = [], []
         for d, deal in live:
             if not deal.advance():
-                decisions.finals[d] = list(deal.balances)
+                decisions.end(d, deal)
             elif deal.to_act in fielded[d]:
                 theirs.append((d, deal))
             else:
