@@ -269,7 +269,6 @@ def file_sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-
 HELD_VERSIONS = ("popejoan", "numpy", "torch")
 """What a resumed file is held to besides its inputs: the package and the libraries whose arithmetic its results are
 (numpy deals the cards and computes; torch runs the networks)."""

@@ -90,7 +90,6 @@ def all_blocks() -> list[Block]:
     return [block for page in pages() for block in blocks(page)]
 
 
-
 @dataclasses.dataclass(frozen=True)
 class Inline:
     """One inline code span of a page (`` `like this` ``), outside code blocks."""

@@ -351,7 +351,6 @@ def test_the_batch_refuses_rules_under_which_no_deal_can_start() -> None:
         BatchDeals(Rules(allow_credit=False, start_counters=10), 4, 2, rng=np.random.default_rng(0))
 
 
-
 # ----------------------------------------------------------------------------- the options table of docs/rules.md
 def _shown(value: object) -> str:
     """An option's value as docs/rules.md's table writes it (``true``, ``6/2/2/1/1/1/1/1``, ``lowest_of_suit``)."""
