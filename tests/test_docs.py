@@ -395,7 +395,9 @@ def test_every_page_of_the_docs_is_in_the_site(site: pathlib.Path) -> None:
 def _defaults_the_pages_state() -> list[tuple[str, str]]:
     """(page, text it must hold): each text built from the code's own default, so a default changed in one place
     alone fails here."""
+    import popejoan_env.envs.gymnasium_env as gym_view
     from popejoan_env.players import best_response, guided, pimc
+    from popejoan_env.rules import MODERN
     from popejoan_env.simulate import BATCH_SIZE
 
     given = inspect.signature(best_response.BestResponsePlayer).parameters
@@ -407,7 +409,11 @@ def _defaults_the_pages_state() -> list[tuple[str, str]]:
             ("players.md", exploit),
             ("evaluation.md", f"`--worlds` (default {best_response.DEFAULT_WORLDS})"),
             ("evaluation.md", f"`--draws` (default {best_response.DEFAULT_DRAWS:,})"),
-            ("records.md", f"`--batch-size N` deals in flight (default {BATCH_SIZE:,};")]
+            ("records.md", f"`--batch-size N` deals in flight (default {BATCH_SIZE:,};"),
+            ("views.md", f"the AEC env's sessions at {MODERN.start_counters})"),
+            ("views.md", "`illegal_reward` (default {} counters".format(
+                f"{inspect.signature(gym_view.PopeJoanGymEnv).parameters['illegal_reward'].default:g}"
+                .replace("-", "\N{MINUS SIGN}")))]
 
 
 @pytest.mark.parametrize(("page", "text"), _defaults_the_pages_state(), ids=lambda x: str(x)[:30])
