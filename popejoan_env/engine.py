@@ -28,8 +28,8 @@ from popejoan_env.errors import (
     GameOverError, RulesError, IllegalActionError, InvalidDealError, UnknownCardActionError, UnknownCardError,
 )
 from popejoan_env.rules import (
-    ACE_C, COMPARTMENTS, GAME_C, INTRIGUE_C, JACK_C, KING_C, MATRIMONY_C, MODERN, POPE_C, QUEEN_C, Rules, RulesLike,
-    check_players, resolve_rules,
+    ACE_C, COMPARTMENTS, GAME_C, INTRIGUE_C, JACK_C, KING_C, MATRIMONY_C, MAX_PLAYERS, MIN_PLAYERS, MODERN, POPE_C,
+    QUEEN_C, Rules, RulesLike, check_players, resolve_rules,
 )
 from popejoan_env.seats import eldest, others_from
 
@@ -225,7 +225,8 @@ class Deal:
         try:
             players = check_players(players)
         except ValueError:
-            raise InvalidDealError(f"a deal needs 3 to 8 players, got {brief(players)}") from None
+            raise InvalidDealError(f"a deal needs {MIN_PLAYERS} to {MAX_PLAYERS} players, got "
+                                   f"{brief(players)}") from None
         dealer = check_seat(dealer, players)
         if rng is None or not callable(getattr(rng, "permutation", None)):
             raise InvalidDealError(f"a random deal needs an explicit numpy.random.Generator (rng=...), got "
@@ -789,7 +790,7 @@ def _table_of(hands: object, kind: str, what: str) -> int:
     try:
         check_players(players)
     except ValueError:
-        raise InvalidDealError(f"a {what} needs 3 to 8 hands, got {players}") from None
+        raise InvalidDealError(f"a {what} needs {MIN_PLAYERS} to {MAX_PLAYERS} hands, got {players}") from None
     return players
 
 

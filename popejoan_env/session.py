@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from popejoan_env.checks import as_int, brief
 from popejoan_env.engine import Deal, Generator, check_seat, parse_balances, parse_board
 from popejoan_env.errors import GameOverError, InvalidDealError
-from popejoan_env.rules import COMPARTMENTS, MODERN, RulesLike, check_players, resolve_rules
+from popejoan_env.rules import COMPARTMENTS, MAX_PLAYERS, MIN_PLAYERS, MODERN, RulesLike, check_players, resolve_rules
 from popejoan_env.seats import next_dealer
 
 
@@ -39,7 +39,8 @@ class Session:
         try:
             players = check_players(players)
         except ValueError:
-            raise InvalidDealError(f"a session needs 3 to 8 players, got {brief(players)}") from None
+            raise InvalidDealError(f"a session needs {MIN_PLAYERS} to {MAX_PLAYERS} players, got "
+                                   f"{brief(players)}") from None
         if deals is None:
             deals = 2 * players
         if as_int(deals) is None or deals < 1:

@@ -32,7 +32,7 @@ from popejoan_env.cards import CARD_NAMES, EIGHT_DIAMONDS, NUM_CARD_IDS, PACK
 from popejoan_env.checks import MAX_EPISODE_DEALS, as_flag, as_int, brief
 from popejoan_env.engine import Deal, parse_board
 from popejoan_env.errors import GameOverError, IllegalActionError, InvalidDealError
-from popejoan_env.rules import MODERN, Rules, RulesLike, check_players, resolve_rules
+from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, MODERN, Rules, RulesLike, check_players, resolve_rules
 
 __all__ = ["BatchDeals"]
 
@@ -127,7 +127,8 @@ class BatchDeals:
         try:
             players = check_players(players)
         except ValueError:
-            raise InvalidDealError(f"a batch needs 3 to 8 players, got {brief(players)}") from None
+            raise InvalidDealError(f"a batch needs {MIN_PLAYERS} to {MAX_PLAYERS} players, got "
+                                   f"{brief(players)}") from None
         n = check_batch_size(num_deals)
         if sum(x is not None for x in (rng, deal_seed, orders)) != 1:
             raise InvalidDealError("a batch is dealt by exactly one of rng=, deal_seed= or orders=")

@@ -99,7 +99,7 @@ from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.observation import MAX_COUNTERS, OBS_SIZE, Encoder, bounds, check_counters_fit
 from popejoan_env.opponents import SELF, OpponentMixError, OpponentPool, parse_mix
 from popejoan_env.render import describe
-from popejoan_env.rules import Rules, RulesLike, check_players, resolve_rules
+from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesLike, check_players, resolve_rules
 from popejoan_env.seat_view import seat_view
 from popejoan_env.session import Session
 from popejoan_env.table import play_until
@@ -156,10 +156,10 @@ def table_sizes(players: int | Sequence[int] | str) -> tuple[int, ...]:
     elif isinstance(players, (list, tuple)):
         sizes = tuple(players)
     else:
-        raise PopeJoanError(f"players must be an integer 3..8, a list of them or a string like '3,4,5', got "
-                            f"{brief(players)}")
+        raise PopeJoanError(f"players must be an integer {MIN_PLAYERS}..{MAX_PLAYERS}, a list of them or a string "
+                            f"like '3,4,5', got {brief(players)}")
     if not sizes:
-        raise PopeJoanError("players must name at least one table size (3..8)")
+        raise PopeJoanError(f"players must name at least one table size ({MIN_PLAYERS}..{MAX_PLAYERS})")
     return tuple(check_players(n) for n in sizes)
 
 
