@@ -271,7 +271,7 @@ def file_sha256(path: str) -> str:
 
 HELD_VERSIONS = ("popejoan", "numpy", "torch")
 """What a resumed file is held to besides its inputs: the package and the libraries whose arithmetic its results are
-(numpy deals the cards and computes; torch runs the networks)."""
+(numpy deals the cards and runs our networks' forward; torch trains, reads the weights, and plays SB3's own zips)."""
 
 
 def _installed() -> dict[str, str | None]:
@@ -289,11 +289,13 @@ def _installed() -> dict[str, str | None]:
     return {"popejoan": __version__, "numpy": numpy.__version__, "torch": torch}
 
 
-def held_versions() -> dict[str, str | None]:
-    """This process's ``HELD_VERSIONS``: torch's only when it has been imported (else None: a result without it)."""
+def held_versions(kept: dict[str, Any] | None = None) -> dict[str, str | None]:
+    """This process's ``HELD_VERSIONS``: torch's only when it has been imported (else None: a result without it), or
+    when ``kept`` (the resumed file's, held to what is installed) names it: its results are the file's too."""
     import sys
 
-    return {**_installed(), **({} if "torch" in sys.modules else {"torch": None})}
+    here = {**_installed(), **({} if "torch" in sys.modules else {"torch": None})}
+    return {name: here[name] if here[name] is not None else (kept or {}).get(name) for name in HELD_VERSIONS}
 
 
 def versions_changed(saved: dict[str, Any]) -> str:

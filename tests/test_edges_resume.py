@@ -380,3 +380,27 @@ def test_the_web_app_loads_a_model_replaced_by_one_of_the_same_size_and_time(tmp
     expected = np.asarray(load_policy(ROUND2).logits(obs))
     assert not np.allclose(first, expected)
     assert np.allclose(np.asarray(shelf.policy(real).logits(obs)), expected)
+
+
+def test_a_resumed_evaluation_keeps_the_torch_its_blocks_were_played_with(tmp_path, monkeypatch) -> None:
+    """A scripted agent's evaluation loads torch for the panel's networks only: resumed after them (the reference
+    pairs left), it loads none, and its state still names the torch their blocks were played with (was: None, so a
+    later resume under another torch was accepted)."""
+    import json
+    import sys
+
+    pytest.importorskip("torch")
+    from popejoan_env.files import held_versions
+
+    path = tmp_path / "ev.state.json"
+    found = runner.settings("random", "modern", 4, 200, ["random"])
+    runner.State(str(path), found).add("random", 0, _block())  # torch imported: a network's blocks
+    torch = json.loads(path.read_text())["torch"]
+    assert torch is not None
+    monkeypatch.delitem(sys.modules, "torch")  # the process that resumes loads no network
+    assert held_versions()["torch"] is None
+    runner.State(str(path), found).add("random", 1, _block())
+    assert json.loads(path.read_text())["torch"] == torch
+    path.write_text(json.dumps({**json.loads(path.read_text()), "torch": "0.1.0"}))
+    with pytest.raises(StateFileError, match=r"other versions \(torch '0.1.0' there"):
+        runner.State(str(path), found)

@@ -114,9 +114,11 @@ def settings_differ(saved: object, wanted: dict[str, Any]) -> str:
                      for name in fields[:4]) + ("; ..." if len(fields) > 4 else "")
 
 
-def read_state(path: str, settings: Any, matches: Iterable[str]) -> dict[str, dict[int, dict[str, Any]]]:
+def read_state(path: str, settings: Any,
+               matches: Iterable[str]) -> tuple[dict[str, dict[int, dict[str, Any]]], dict[str, Any]]:
     """The blocks of the state file at ``path``, per match of ``matches``, every one checked against ``settings``
-    (a ``runner.Settings``); a ``StateFileError`` naming the file and the problem otherwise."""
+    (a ``runner.Settings``), and the versions it names (``files.HELD_VERSIONS``, each the one installed here); a
+    ``StateFileError`` naming the file and the problem otherwise."""
     saved = _load(path)
     if not isinstance(saved, dict) or saved.get("format") != STATE_FORMAT:
         raise StateFileError(f"{path} is not an evaluation state file ({STATE_FORMAT}); remove it or choose "
@@ -150,7 +152,7 @@ def read_state(path: str, settings: Any, matches: Iterable[str]) -> dict[str, di
                    for key, data in played.items()}
         if name in out:
             out[name] = checked
-    return out
+    return out, {name: saved[name] for name in HELD_VERSIONS if name in saved}
 
 
 class Plan:

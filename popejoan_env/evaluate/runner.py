@@ -93,12 +93,14 @@ class State:
         """Reference pairs also played on the deals (``variance.REFERENCE_PAIRS``), kept as ``pair_key(a, b)``."""
         keys = [*settings.opponents, *(pair_key(a, b) for a, b in references)]
         self.blocks: dict[str, dict[int, dict[str, Any]]] = {key: {} for key in keys}
+        self.kept: dict[str, Any] = {}
+        """The versions the resumed state file names: its blocks were played with them, and it keeps naming them."""
         if path is not None and os.path.exists(path):
             self._resume(path)
 
     def _resume(self, path: str) -> None:
         """Load the blocks a state file holds, each checked against this evaluation's plan (``resume``)."""
-        self.blocks = read_state(path, self.settings, self.blocks)
+        self.blocks, self.kept = read_state(path, self.settings, self.blocks)
 
     def done(self, opponent: str, block: int) -> bool:
         """Whether this block against this opponent has been played."""
@@ -108,9 +110,11 @@ class State:
         """Keep a played block, and write the state file (atomically) when there is one."""
         self.blocks[opponent][block] = data
         if self.path is not None:
+            # the report names one version of each: a state of others is not resumed, and a resumed one still
+            # names those its blocks were played with (torch's, though no network is loaded in this process)
             body = {"format": STATE_FORMAT, "settings": self.settings.to_dict(),
                     "blocks": {n: {str(b): d for b, d in sorted(bl.items())} for n, bl in self.blocks.items()},
-                    **held_versions()}  # the report names one version of each: a state of others is not resumed
+                    **held_versions(self.kept)}
             write_atomic(self.path, json.dumps(body) + "\n")
 
     def series(self, opponent: str) -> dict[str, np.ndarray]:
