@@ -298,8 +298,13 @@ GONE = ("--oracle-critic", "--imitate-temperature", "--imitate-augment", "--impr
 commit that runs it (``GONE_AT``)."""
 GONE_AT = "4c192b1"
 PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9]*(,[A-Z][A-Z0-9]*)*|[0-9]+[A-Z]|.*[<>\[\]…].*|.*\.\.\..*")
-"""A word that stands for a value the reader chooses (``--seed S``, ``--players A,B``, ``<run>``, ``...``): a
-command with one is a template, not a command to read."""
+"""A word that stands for a value the reader chooses (``--seed S``, ``--players A,B``, ``<run>``, ``16W``): a
+command with one is a template, read with each such value taken as given (``CHOSEN``) and its flags checked."""
+ELISION = ("...", "…")
+"""A word that stands for words left out (``popejoan train ... --start-model M``): dropped, and what the parser
+then requires is supplied."""
+CHOSEN = "<chosen>"
+"""What a placeholder is read as: any value of its flag (the parser converts and checks nothing of it)."""
 
 
 def prose_command(span: Inline) -> tuple[str, list[str]] | None:
@@ -315,9 +320,13 @@ def prose_command(span: Inline) -> tuple[str, list[str]] | None:
         return None
     if words[:3] == ["python", "-m", "popejoan_env"]:
         words = ["popejoan", *words[3:]]
-    if any(PLACEHOLDER.fullmatch(word) for word in words):
-        return None
-    if words[:1] == ["popejoan"] and len(words) > 1 and words[1] in {c.name for c in COMMANDS} | set(TRAINING):
+    words = [word.removeprefix("[").removesuffix("]") for word in words]  # ``[--address A]``: an optional flag
+    elided = [word for word in words if word not in ELISION]
+    words = [*elided, *ELISION[:1]] if len(elided) < len(words) else words  # an elision is noted once, at the end
+    words = [CHOSEN if PLACEHOLDER.fullmatch(word) and word not in ELISION else word for word in words]
+    # ``popejoan NAME``: a command of ours, whatever NAME is (one that is not there, or is no more, is refused)
+    if words[:1] == ["popejoan"] and len(words) > 1 and (words[1] in {c.name for c in COMMANDS} | set(TRAINING)
+                                                          or re.fullmatch(r"[a-z][a-z0-9_-]*", words[1])):
         return "popejoan", words[1:]
     if words[:1] in (["python"], ["python3"]) and len(words) > 1 and words[1].split("/")[0] in ("training",
                                                                                                  "benchmarks"):
@@ -344,6 +353,13 @@ def test_a_command_quoted_in_the_prose_is_accepted_by_its_parser(
     kind, args = found
     if "--help" in args:
         return
+    elided = args[-1:] == list(ELISION[:1])
+    args = args[:-1] if elided else args
+    get_value, check_value = argparse.ArgumentParser._get_value, argparse.ArgumentParser._check_value
+    monkeypatch.setattr(argparse.ArgumentParser, "_get_value",  # a placeholder is any value its flag takes
+                        lambda self, action, text: text if text == CHOSEN else get_value(self, action, text))
+    monkeypatch.setattr(argparse.ArgumentParser, "_check_value",
+                        lambda self, action, value: None if value == CHOSEN else check_value(self, action, value))
     gone = [word for word in args if word.split("=")[0] in GONE]
     if gone:
         assert GONE_AT in span.page.read_text(encoding="utf-8"), (
@@ -361,7 +377,9 @@ def test_a_command_quoted_in_the_prose_is_accepted_by_its_parser(
         args = args[:-1]  # a flag named in the prose, without its value
         said = refusal(args)
     required = re.search(r"the following arguments are required: (.*?)(?: \(see --help\))?$", said)
-    if required is not None:
+    rest = args[1:] if kind == "popejoan" else args
+    mention = elided or not rest or (rest[0].startswith("-") and len(rest) <= 2)  # ``popejoan exploit --worlds``
+    if required is not None and mention:  # a whole command that leaves out what its parser requires is broken
         supplied = [word for name in required.group(1).split(", ")
                     for word in ([name, "x"] if name.startswith("-") else ["x"])]
         said = refusal([*args[:1], *supplied, *args[1:]] if kind == "popejoan" else [*supplied, *args])
@@ -379,9 +397,27 @@ def test_a_quoted_command_with_a_flag_that_is_not_there_fails_its_test(monkeypat
         assert found is not None
         with pytest.raises(AssertionError, match=says):
             test_a_command_quoted_in_the_prose_is_accepted_by_its_parser(span, found, monkeypatch)
+    for code, says in [  # a template's flags, a command's name, and what a whole command must give are read too
+            ("python training/benchmark.py --players A,B --deals 10000 --seed S --worker-count 2",
+             "unrecognized arguments: --worker-count"),
+            ("popejoan evaluate models/mappo/model.zip --seats N --quik", "unrecognized arguments: --quik"),
+            ("popejoan evaluat shipped --quick", "invalid choice: 'evaluat'"),
+            ("popejoan evaluate --quick --seats 3 --opponents random", "required: AGENT"),
+            ("python training/train_ppo.py --run-name shipped ... --start-modle M", "unrecognized arguments")]:
+        span = Inline(page, 1, code)
+        found = prose_command(span)
+        assert found is not None, code
+        with pytest.raises(AssertionError, match=says):
+            test_a_command_quoted_in_the_prose_is_accepted_by_its_parser(span, found, monkeypatch)
     for template in ("python training/benchmark.py --players A,B --seed S", "popejoan exploit MODEL --worlds W",
-                     "popejoan train --backend ray [--address A]", "popejoan: interrupted", "popejoan_env.moved"):
-        assert prose_command(Inline(page, 1, template)) is None
+                     "popejoan train --backend ray [--address A]", "python -m popejoan_env evaluate ...",
+                     "popejoan exploit MODEL --deals 50 --worlds W --draws 16W --workers 2"):
+        span = Inline(page, 1, template)
+        found = prose_command(span)
+        assert found is not None, template
+        test_a_command_quoted_in_the_prose_is_accepted_by_its_parser(span, found, monkeypatch)
+    for other in ("popejoan: interrupted", "popejoan_env.moved", "popejoan …", "python -m popejoan_env …"):
+        assert prose_command(Inline(page, 1, other)) is None
 
 
 # ------------------------------------------------------------------ JSON blocks
