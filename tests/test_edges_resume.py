@@ -399,8 +399,12 @@ def test_a_resumed_evaluation_keeps_the_torch_its_blocks_were_played_with(tmp_pa
     assert torch is not None
     monkeypatch.delitem(sys.modules, "torch")  # the process that resumes loads no network
     assert held_versions()["torch"] is None
-    runner.State(str(path), found).add("random", 1, _block())
+    resumed = runner.State(str(path), found)
+    resumed.add("random", 1, _block())
     assert json.loads(path.read_text())["torch"] == torch
+    from popejoan_env.evaluate.report import versions
+
+    assert versions(resumed.kept)["torch"] == torch  # the report names it too (was: None, "torch not used")
     path.write_text(json.dumps({**json.loads(path.read_text()), "torch": "0.1.0"}))
     with pytest.raises(StateFileError, match=r"other versions \(torch '0.1.0' there"):
         runner.State(str(path), found)

@@ -15,14 +15,13 @@ from __future__ import annotations
 import json
 import os
 import platform
-import sys
 from typing import Any
 
 import numpy as np
 
 from popejoan_env.evaluate import panel
 from popejoan_env.evaluate.runner import Settings, State
-from popejoan_env.files import write_atomic
+from popejoan_env.files import held_versions, write_atomic
 from popejoan_env.tournament import mean_ci
 from popejoan_env.tournament.result import json_safe
 
@@ -30,13 +29,12 @@ FORMAT = "popejoan-evaluation/1"
 """The report's format and version (a new field is a new version)."""
 
 
-def versions() -> dict[str, str | None]:
-    """The versions that can change a result: the package, Python, numpy, and torch when it was used (else None)."""
-    from popejoan_env import __version__
-
-    torch = sys.modules.get("torch")  # imported by the players that need it; a scripted evaluation has none
-    return {"popejoan": __version__, "python": platform.python_version(), "numpy": np.__version__,
-            "torch": getattr(torch, "__version__", None)}
+def versions(kept: dict[str, Any] | None = None) -> dict[str, str | None]:
+    """The versions that can change a result: the package, Python, numpy, and torch when it was used (else None),
+    here or by the blocks of a resumed state (``kept``: ``files.held_versions``)."""
+    held = held_versions(kept)  # torch is imported by the players that need it; a scripted evaluation has none
+    return {"popejoan": held["popejoan"], "python": platform.python_version(), "numpy": held["numpy"],
+            "torch": held["torch"]}
 
 
 def deal_win(margin: np.ndarray) -> np.ndarray:
@@ -88,7 +86,7 @@ def build(settings: Settings, state: State, command: str, extra: dict[str, Any] 
         "deal_set": {"version": dealset.VERSION, "sha256": dealset.SHA256, "first_deals": settings.deals},
         "panel": {"version": settings.panel, "shipped_sha256": panel.SHIPPED_SHA256,
                   "opponents": list(settings.opponents)},
-        "versions": versions(),
+        "versions": versions(state.kept),
         "panel_margin": _ci(np.mean(margins, axis=0)),
         "opponents": rows,
         "per_deal_margin": {name: m.tolist() for name, m in zip(settings.opponents, margins)},
