@@ -147,13 +147,11 @@ class BatchDeals:
                 or ((dealers < 0) | (dealers >= players)).any():
             raise InvalidDealError(
                 f"first_dealer must be a seat 0..{players - 1} (or one per deal), got {brief(first_dealer)}")
-        flags = {name: as_flag(value, name) for name, value in
-                 (("lone_leads", lone_leads), ("auto_reset", auto_reset), ("record", record))}
+        lone = as_flag(lone_leads, "lone_leads")
+        auto, keep = as_flag(auto_reset, "auto_reset"), as_flag(record, "record")
         rules.check_startable()  # every session starts at start_counters: else no slot could ever deal
-        self._setup(rules, players, allocate(n, players, len(tables_of(rules, players).dead_columns)),
-                    flags["lone_leads"])
-        self.auto_reset = flags["auto_reset"]
-        self.record = flags["record"]
+        self._setup(rules, players, allocate(n, players, len(tables_of(rules, players).dead_columns)), lone)
+        self.auto_reset, self.record = auto, keep
         self.session_length = length
         self._source = DealSource(np.broadcast_to(dealers.astype(np.int64), (n,)).copy(), rng=rng,
                                   deal_seed=None if deal_seed is None else int(deal_seed), orders=checked_orders,

@@ -156,7 +156,7 @@ def field_seats(d: int, players: int) -> tuple[int, ...]:
 
 
 def play_group(policy: Any, table: Table, balance_range: Sequence[int] | None, reward_scale: float, seed: int,
-                worlds: int, belief: str, deals: Sequence[int], play: str = "search", field: Any = None) -> Any:
+               worlds: int, belief: str, deals: Sequence[int], play: str = "search", field: Any = None) -> Any:
     """The decisions of the deals ``deals`` (one table), played in lockstep, each labelled with the best lead by
     ``card_values`` (with ``belief="leads"``, over worlds that read the other seats' leads) and playing it, or with
     ``play="network"`` playing the card ``policy`` chooses.  With ``field`` (another ``Policy``), it plays the

@@ -61,8 +61,6 @@ MAX_DEALS = 100
 SHIPPED_SHOWN = SHIPPED
 """How the shipped network (package data, ``players.SHIPPED_MODEL``) is named among the models: it is always
 offered, and it gives the hint."""
-MODEL_FILE = RUN_MODEL
-"""The file name of a run's model: only such files in the models directory are offered."""
 MODEL_DEPTH = 3
 """Deepest folder level under the models directory searched for model files."""
 GAME_FIELDS = ("players", "preset", "opponents", "deals")
@@ -148,11 +146,11 @@ class ModelShelf:
             if depth >= MODEL_DEPTH:
                 dirs[:] = []
             dirs.sort()
-            if MODEL_FILE in files:
-                real = self._inside(os.path.join(folder, MODEL_FILE))
+            if RUN_MODEL in files:
+                real = self._inside(os.path.join(folder, RUN_MODEL))
                 if real is not None:
                     parts = [] if rel == "." else rel.split(os.sep)
-                    out.append(("/".join([self.shown.rstrip("/\\") or ".", *parts, MODEL_FILE]), real))
+                    out.append(("/".join([self.shown.rstrip("/\\") or ".", *parts, RUN_MODEL]), real))
         return shipped + sorted(out)
 
     @staticmethod
@@ -222,7 +220,7 @@ class ModelShelf:
 
         meta = self.metadata(real)
         if meta is None:
-            return f"{os.path.basename(os.path.dirname(real))}/{MODEL_FILE} is not a readable model file"
+            return f"{os.path.basename(os.path.dirname(real))}/{RUN_MODEL} is not a readable model file"
         from popejoan_env.nets.shipped import SHIPPED_MODEL
 
         name = SHIPPED_SHOWN if real == SHIPPED_MODEL else os.path.basename(os.path.dirname(real))
