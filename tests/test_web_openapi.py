@@ -166,9 +166,10 @@ def test_real_answers_are_exactly_what_the_description_says(server: Server) -> N
         for view in ("all", "2"):
             valid(schema.ReplayDeal, call(server, "GET", f"/api/replays/{replay['replay_id']}/deals/{k}?view={view}"
                                                          "&model=shipped"))
-    refusal = server.request("POST", "/api/games", b'{"players": 9}', JSON)
+    refusal = server.request("POST", "/api/games", json.dumps({"players": MAX_PLAYERS + 1}).encode(), JSON)
     assert refusal.status == 400
     valid(schema.Error, json.loads(refusal.body))
+    assert [json.loads(refusal.body)["error"]] == schema.Error.model_fields["error"].examples, "the example is real"
 
 
 def test_a_closed_strict_model_refuses_what_the_server_does_not_send() -> None:

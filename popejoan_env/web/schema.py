@@ -37,7 +37,7 @@ RULES = "every option of the rules (``Rules.to_dict``: ``preset``, ``lead``, ``d
 class Error(Closed):
     """Every refusal: a 4xx (or 5xx) status and one sentence saying what was wrong; the request changed nothing."""
 
-    error: str = Field(examples=["players must be an integer 3..8, got 9"])
+    error: str = Field(examples=[f"players must be an integer {MIN_PLAYERS}..{MAX_PLAYERS}, got {MAX_PLAYERS + 1}"])
 
 
 # ----------------------------------------------------------------------- play
