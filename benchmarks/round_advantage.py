@@ -23,9 +23,8 @@ from popejoan_env.evaluate.command import add_table_arguments
 from popejoan_env.nets.policy import load_policy
 from popejoan_env.players import shipped_model
 from popejoan_env.rules import Rules
-from popejoan_env.training.advantage import one_step_advantage
+from popejoan_env.training.advantage import BELIEFS, WORLD_BELIEFS, one_step_advantage
 from popejoan_env.training.expert_games import tables_of
-from popejoan_env.training.rollout_games import BELIEFS, WORLD_BELIEFS
 
 BALANCES = (-24, 72)
 """``popejoan train``'s default ``--balance-range``: the starting balances of a round's deals."""

@@ -90,13 +90,13 @@ def network_card(policy: Any, deal: Deal) -> int:
     return int(policy.choose(encode(deal, deal.to_act)[None], action_mask(deal, deal.to_act)[None].astype(bool))[0])
 
 
-def network_play_out(policy: Any, deal: Deal, card: int, field: Any = None, field_seats: Sequence[int] = ()) -> float:
+def network_play_out(policy: Any, deal: Deal, card: int) -> float:
     """The counters the seat to act gains leading ``card`` in ``deal`` (changed), ``policy`` then playing every
-    seat to the end (``field`` the seats of ``field_seats``), one decision at a time."""
+    seat to the end, one decision at a time."""
     seat, before = deal.to_act, deal.balances[deal.to_act]
     deal.play(card)
     while deal.advance():
-        deal.play(network_card(field if deal.to_act in field_seats else policy, deal))
+        deal.play(network_card(policy, deal))
     return deal.balances[seat] - before
 
 

@@ -1,5 +1,5 @@
 """Reading the other seats' leads (``search.belief``): the observations rebuilt in a world, the lead model, the
-resampling, and the rollout stage's search that uses them."""
+resampling, and the cost benchmark of a round's games."""
 
 from __future__ import annotations
 
@@ -8,15 +8,12 @@ import pytest
 
 from popejoan_env.cards import NUM_CARD_IDS, PACK_MASK
 from popejoan_env.engine import Deal, legal_leads
-from popejoan_env.errors import PopeJoanError
 from popejoan_env.observation import card_planes, encode
 from popejoan_env.rules import Rules
 from popejoan_env.search import belief
 from popejoan_env.search.belief import Lead, lead_log_likelihood, legal_leads_of, observations_then, resample
 from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.seat_view import seat_view
-from popejoan_env.training import expert_games
-from popejoan_env.training.rollout_games import rollout_games
 
 MODERN = Rules.preset("modern")
 
@@ -142,62 +139,17 @@ def test_resampling_keeps_worlds_in_proportion_to_their_weight() -> None:
     assert np.allclose(counts / counts.sum(), [0.1, 0.3, 0.6], atol=0.01)
 
 
-def test_the_games_that_read_the_leads_are_the_same_for_any_number_of_workers_and_differ_from_alike_worlds() -> None:
-    from popejoan_env.nets.policy import load_policy
-    from popejoan_env.players import shipped_model
-
-    policy = load_policy(shipped_model())
-    tables = expert_games.tables_of([MODERN], [4, 3])
-    kw = dict(worlds=3, balance_range=[-24, 72], reward_scale=0.1)
-    one = rollout_games(policy, tables, 10, 7, belief="leads", workers=1, **kw)
-    two = rollout_games(policy, tables, 10, 7, belief="leads", workers=2, **kw)
-    for field in ("obs", "legal", "action", "value", "deal", "seat", "q"):
-        assert np.array_equal(getattr(one, field), getattr(two, field), equal_nan=True), field
-    alike = rollout_games(policy, tables, 10, 7, workers=1, **kw)
-    assert np.array_equal(one.obs[0], alike.obs[0]), "the first decision is the same deal's"
-    assert not np.array_equal(np.nan_to_num(one.q[:20]), np.nan_to_num(alike.q[:20])), "other worlds, other values"
-    with pytest.raises(PopeJoanError, match="belief must be one of"):
-        rollout_games(policy, tables, 10, 7, belief="oracle", workers=1, **kw)
-
-
-def test_the_cost_benchmark_times_each_belief_and_player_against_the_default(capsys) -> None:
+def test_the_cost_benchmark_times_each_number_of_worlds_against_the_first(capsys) -> None:
     import runpy
     import sys
 
     argv = sys.argv
     try:
-        sys.argv = ["bench_rounds.py", "--deals", "3", "--worlds", "2"]
+        sys.argv = ["bench_rounds.py", "--deals", "3", "--worlds", "2,4"]
         runpy.run_path(str(__import__("pathlib").Path(__file__).resolve().parents[1] / "benchmarks" /
                            "bench_rounds.py"), run_name="__main__")
     finally:
         sys.argv = argv
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[:5] for line in lines] == [[belief, "played", "by", "the", play] for belief, play in
-                                                    (("uniform", "search"), ("leads", "search"),
-                                                     ("uniform", "network"), ("deal", "network"))]
+    assert [line.split()[:4] for line in lines] == [[worlds, "worlds", "a", "decision"] for worlds in ("2", "4")]
     assert lines[0].endswith("1.00x the first")
-
-
-def test_against_a_field_each_seat_s_leads_are_read_by_the_network_that_made_them() -> None:
-    class Highest:
-        """Logits that prefer high card ids strongly."""
-
-        def logits(self, obs: np.ndarray) -> np.ndarray:
-            return np.tile(10.0 * np.arange(NUM_CARD_IDS, dtype=np.float32), (len(obs), 1))
-
-    deal, leads, _ = _played_out(MODERN, 4, 11, stop_at=6)
-    observer = deal.to_act
-    hands, dead, _ = WorldSampler(seat_view(deal, observer)).draw_many(np.random.default_rng(3), 16)
-    others = tuple(s for s in range(4) if s != observer)
-    by = {name: lead_log_likelihood(who, deal, observer, leads, hands, dead) for name, who in
-          (("uniform", _Uniform()), ("highest", Highest()))}
-    assert np.allclose(lead_log_likelihood(_Uniform(), deal, observer, leads, hands, dead, Highest(), others),
-                       by["highest"])
-    assert np.allclose(lead_log_likelihood(_Uniform(), deal, observer, leads, hands, dead, Highest(), ()),
-                       by["uniform"])
-    one = others[0]
-    mixed = lead_log_likelihood(_Uniform(), deal, observer, leads, hands, dead, Highest(), (one,))
-    only = [x for x in leads if x.seat == one]
-    rest = [x for x in leads if x.seat != one]
-    assert only and np.allclose(mixed, lead_log_likelihood(Highest(), deal, observer, only, hands, dead)
-                                + lead_log_likelihood(_Uniform(), deal, observer, rest, hands, dead))

@@ -30,6 +30,8 @@ from doc_blocks import DOCS, ROOT, Block, Inline, all_blocks, all_inline_spans
 
 sys.path.insert(0, str(DOCS / "_ext"))
 from popejoan_docs import extras  # noqa: E402  (docs/_ext is not a package)
+from popejoan_env.training import rounds  # noqa: E402
+from popejoan_env.training.common import flag_of  # noqa: E402
 
 BLOCKS = all_blocks()
 TESTS = ROOT / "tests"
@@ -292,11 +294,11 @@ def test_shell_block_commands_of_ours_are_accepted_and_the_cheap_ones_run(
 
 
 # ------------------------------------------------------------------ commands in the prose
-GONE = ("--oracle-critic", "--imitate-temperature", "--imitate-augment", "--improve-deals", "--improve-player",
-        "--improve-epochs", "--init-model", "--anchor-kl")
-"""The flags of recipes measured and not kept, which went in 0.3.0: a page may quote a command with one, naming the
-commit that runs it (``GONE_AT``)."""
-GONE_AT = "4c192b1"
+GONE = {**dict.fromkeys(("--oracle-critic", "--imitate-temperature", "--imitate-augment", "--improve-deals",
+                         "--improve-player", "--improve-epochs", "--init-model", "--anchor-kl"), "4c192b1"),
+        **{flag_of(name): rounds.GONE_AT for name in rounds.GONE}}
+"""The flags of recipes measured and not kept, which went in 0.3.0, each with the commit that last had it: a page
+may quote a command with one, naming that commit (0.2.0's recipes, then the rounds' of 0.3.0's work)."""
 PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9]*(,[A-Z][A-Z0-9]*)*|[0-9]+[A-Z]|.*[<>\[\]…].*|.*\.\.\..*")
 """A word that stands for a value the reader chooses (``--seed S``, ``--players A,B``, ``<run>``, ``16W``): a
 command with one is a template, read with each such value taken as given (``CHOSEN``) and its flags checked."""
@@ -362,8 +364,9 @@ def test_a_command_quoted_in_the_prose_is_accepted_by_its_parser(
                         lambda self, action, value: None if value == CHOSEN else check_value(self, action, value))
     gone = [word for word in args if word.split("=")[0] in GONE]
     if gone:
-        assert GONE_AT in span.page.read_text(encoding="utf-8"), (
-            f"{span.where}: `{span.code}` uses {gone}, which went in 0.3.0: say that commit {GONE_AT} runs it")
+        for commit in {GONE[word.split("=")[0]] for word in gone}:
+            assert commit in span.page.read_text(encoding="utf-8"), (
+                f"{span.where}: `{span.code}` uses {gone}, which went in 0.3.0: say that commit {commit} runs it")
         return
     def refusal(words: list[str]) -> str:
         try:

@@ -1451,7 +1451,7 @@ STAGE_UNUSED = [
      "none (give --start-model, or leave --rounds out)"),
     (["--imitate-deals", "0", "--total-timesteps", "512", "--rollout-worlds", "32"],
      "--rollout-worlds would go unused: the rounds"),
-    (["--rounds", "0", "--rollout-belief", "leads"], "--rollout-belief would go unused: --rounds 0 trains no round"),
+    (["--rounds", "0", "--rollout-epochs", "4"], "--rollout-epochs would go unused: --rounds 0 trains no round"),
     (["--quick", "--rounds", "0", "--rollout-deals", "500"], "--rollout-deals would go unused: --rounds 0"),
     (["--start-model", "m.zip", "--imitate-player", "pimc_net"],
      "--imitate-player would go unused: --start-model m.zip takes the imitation's place"),
@@ -1466,9 +1466,6 @@ STAGE_UNUSED = [
     (["--rounds", "3", "--no-anneal-lr"], "--no-anneal-lr would go unused: --total-timesteps 0 (the default) trains "
      "no PPO (give --total-timesteps N, or leave --no-anneal-lr out)"),
     (["--max-minutes", "5"], "--max-minutes would go unused"),
-    (["--rollout-belief", "deal", "--rollout-play", "network", "--rollout-worlds", "8"],
-     "--rollout-worlds would go unused: --rollout-belief deal draws no worlds: each card is valued in the deal itself "
-     "(leave --rollout-worlds out)"),
 ]
 
 
@@ -1496,8 +1493,7 @@ def test_the_stage_flags_a_run_uses_are_accepted() -> None:
                   ["--quick", "--start-model", "m.zip"], ["--imitate-deals", "0", "--total-timesteps", "512"],
                   ["--total-timesteps", "0"], ["--vec-env", "dummy", "--n-envs", "4"],
                   ["--total-timesteps", "512", "--n-epochs", "4", "--opponents", "self:1", "--no-anneal-lr"],
-                  ["--rollout-belief", "deal", "--rollout-play", "network"],
-                  ["--rollout-worlds", "8", "--rollout-belief", "uniform"]):
+                  ["--rollout-worlds", "8", "--rollout-epochs", "2"]):
         args, given = ppo.parse_given(ppo.Args, flags, "")
         ppo.check_given_stages(ppo.apply_quick(args, given), given)
 

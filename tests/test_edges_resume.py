@@ -192,38 +192,6 @@ def test_train_rllib_restore_goes_on_with_the_run_s_iterations_league_and_throug
 
 
 
-def test_a_round_s_record_names_the_field_it_played_against_though_the_file_is_replaced_during_it(
-        tmp_path, monkeypatch) -> None:
-    """popejoan train --rollout-field FILE: FILE replaced while round 1's games play (minutes in a real run). The round
-    played against the first network, so its record must hold that file's SHA-256, and a --resume with the second
-    network in FILE must be refused, not mix a round against each."""
-    import json
-
-    from popejoan_env.files import file_sha256
-    from popejoan_env.training import ppo
-    from popejoan_env.training.rounds import ResumeError
-
-    field = str(tmp_path / "field.zip")
-    shutil.copy(ROUND1, field)
-    played = ppo.rollout_games
-
-    def replaced_midway(*args, **kwargs):
-        shutil.copy(ROUND2, field)  # the policy was loaded already: the games play the first network
-        return played(*args, **kwargs)
-
-    monkeypatch.setattr(ppo, "rollout_games", replaced_midway)
-    flags = ["--quick", "--imitate-deals", "100", "--rollout-deals", "12", "--rollout-worlds", "2", "--eval-interval",
-             "0", "--final-eval-deals", "0", "--imitate-workers", "1", "--no-progress", "--no-tensorboard",
-             "--output-dir", str(tmp_path), "--rollout-field", field]
-    ppo.main([*flags, "--rounds", "1"])
-    state = json.loads((tmp_path / "quick" / "rounds" / "state.json").read_text())
-    assert state["done"][1]["record"]["field_sha256"] == file_sha256(ROUND1)
-    monkeypatch.setattr(ppo, "rollout_games", played)
-    with pytest.raises(ResumeError, match="field"):
-        ppo.main([*flags, "--rounds", "2", "--resume"])
-
-
-
 @pytest.mark.parametrize("module", ["cleanrl", "mappo"])
 def test_a_run_stopped_in_its_final_evaluation_leaves_no_earlier_run_json_beside_its_model(module, tmp_path,
                                                                                           monkeypatch) -> None:

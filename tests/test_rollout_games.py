@@ -13,7 +13,7 @@ from popejoan_env.search.worlds import WorldSampler
 from popejoan_env.rules import Rules
 from popejoan_env.seat_view import seat_view
 from popejoan_env.training import expert_games
-from popejoan_env.training.rollout_games import card_values, rollout_games
+from popejoan_env.training.rollout_games import card_values, deal_values, rollout_games
 
 MODERN = Rules.preset("modern")
 
@@ -132,7 +132,6 @@ def test_the_stage_is_the_default_and_is_refused_where_the_batch_engine_cannot_p
 
     args = train_ppo.parse_flags(train_ppo.Args, [], "")
     assert (args.rollout_deals, args.rollout_worlds, args.rollout_epochs, args.rollout_lr) == (25_000, 8, 2, 3e-4)
-    assert args.rollout_belief == "uniform"
     quick = train_ppo.apply_quick(*train_ppo.parse_given(train_ppo.Args, ["--quick"], ""))
     assert quick.rollout_deals == 500  # --quick keeps its minute: the stage at a small size
     assert train_ppo.apply_quick(*train_ppo.parse_given(train_ppo.Args, ["--quick", "--rounds", "0"],
@@ -147,165 +146,29 @@ def test_the_stage_is_the_default_and_is_refused_where_the_batch_engine_cannot_p
         with pytest.raises(SystemExit) as out:
             train_ppo.parse_flags(train_ppo.Args, bad, "")
         assert out.value.code == 2 and f"argument {bad[0]}: invalid value" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as out:
-        train_ppo.parse_flags(train_ppo.Args, ["--rollout-belief", "oracle"], "")
-    assert out.value.code == 2 and "argument --rollout-belief: invalid choice: 'oracle'" in capsys.readouterr().err
-
-
-def test_played_by_the_network_the_games_reach_its_positions_and_learn_the_searchs_cards() -> None:
-    from popejoan_env.observation import action_mask, encode
-
-    tables = expert_games.tables_of([MODERN], [4])
-    policy = _policy()
-    kw = dict(worlds=3, balance_range=[-24, 72], reward_scale=0.1)
-    mine = rollout_games(policy, tables, 6, 7, play="network", workers=1, **kw)
-    again = rollout_games(policy, tables, 6, 7, play="network", workers=2, **kw)
-    for field in ("obs", "action", "value", "deal", "q"):
-        assert np.array_equal(getattr(mine, field), getattr(again, field), equal_nan=True), field
-    searched = np.flatnonzero((~np.isnan(mine.q)).sum(axis=1) >= 2)
-    assert np.array_equal(mine.q[searched, mine.action[searched]], np.nanmax(mine.q[searched], axis=1))
-    positions = []  # the same deals played by the network alone, one decision at a time: its real decisions
-    for d in range(6):
-        deal = expert_games.deal_of(tables[0], [-24, 72], 7, d)
-        while deal.advance():
-            positions.append(encode(deal, deal.to_act))
-            card = policy.choose(positions[-1][None], action_mask(deal, deal.to_act)[None].astype(bool))
-            deal.play(int(card[0]))
-    order = np.lexsort(np.asarray(positions).T)
-    assert np.array_equal(np.asarray(positions)[order], mine.obs[np.lexsort(mine.obs.T)])
-    searched_default = rollout_games(policy, tables, 6, 7, workers=1, **kw)
-    assert not np.array_equal(searched_default.obs, mine.obs)  # the search plays other cards, so other positions
-    with pytest.raises(PopeJoanError, match=r"^play must be one of \['search', 'network'\], got 'oracle'"):
-        rollout_games(policy, tables, 6, 7, play="oracle", workers=1, **kw)
+    for gone in ("--rollout-belief", "--rollout-play", "--rollout-field"):  # recipes measured and not kept
+        with pytest.raises(SystemExit) as out:
+            train_ppo.parse_flags(train_ppo.Args, [gone, "x"], "")
+        assert out.value.code == 2 and f"unrecognized arguments: {gone}" in capsys.readouterr().err
 
 
 def test_valued_in_the_deal_itself_each_card_is_what_it_wins_there_with_the_network_after_it() -> None:
+    # deal_values: the judge training.advantage's --judge-belief deal reads
     from conftest import network_card, network_play_out
-    from popejoan_env.observation import encode
 
     tables = expert_games.tables_of([MODERN], [4])
     policy = _policy()
-    kw = dict(worlds=3, balance_range=[-24, 72], reward_scale=0.1)
-    mine = rollout_games(policy, tables, 5, 8, belief="deal", play="network", workers=1, **kw)
-    again = rollout_games(policy, tables, 5, 8, belief="deal", play="network", workers=2, **kw)
-    for field in ("obs", "action", "value", "deal", "q"):
-        assert np.array_equal(getattr(mine, field), getattr(again, field), equal_nan=True), field
-
-    expected = {}
+    positions, expected = [], []
     for d in range(5):
         deal = expert_games.deal_of(tables[0], [-24, 72], 8, d)
         while deal.advance():
             cands = lead_candidates(seat_view(deal, deal.to_act))
             if len(cands) > 1:
-                expected[d, encode(deal, deal.to_act).tobytes()] = {c: network_play_out(policy, deal.copy(), c)
-                                                                    for c in cands}
+                positions.append((deal.copy(), cands))
+                expected.append({c: network_play_out(policy, deal.copy(), c) for c in cands})
             deal.play(network_card(policy, deal))
-    searched = np.flatnonzero((~np.isnan(mine.q)).sum(axis=1) >= 2)
-    assert len(searched) == len(expected)
-    for row in searched:
-        values = expected[int(mine.deal[row]), mine.obs[row].tobytes()]
-        assert {c: pytest.approx(v) for c, v in values.items()} == \
-            {c: float(mine.q[row, c]) for c in np.flatnonzero(~np.isnan(mine.q[row]))}
-        assert mine.q[row, mine.action[row]] == np.nanmax(mine.q[row])  # the label: the deal's best card
-    with pytest.raises(PopeJoanError, match=r"^belief 'deal' values the cards in the deal itself"):
-        rollout_games(policy, tables, 5, 8, belief="deal", workers=1, **kw)  # the search's card would see every hand
-
-
-def test_a_field_sits_alone_and_against_the_lone_learner_at_every_seat_and_distance_from_the_dealer() -> None:
-    from popejoan_env.training.rollout_games import field_seats
-
-    for players in (3, 4, 8):
-        seen = []
-        for d in range(2 * players * players):
-            theirs = field_seats(d, players)
-            lone = theirs[0] if len(theirs) == 1 else next(s for s in range(players) if s not in theirs)
-            assert len(theirs) in (1, players - 1) and len(set(theirs)) == len(theirs)
-            seen.append((len(theirs) == 1, lone, (lone - d) % players))  # (field alone, lone seat, from the dealer)
-        assert sorted(seen) == sorted({(alone, lone, at) for alone in (False, True) for lone in range(players)
-                                       for at in range(players)}) and len(set(seen)) == len(seen)
-
-
-def test_against_a_field_only_the_learners_decisions_are_kept_each_valued_with_the_field_at_its_seats(
-        tmp_path: Any) -> None:
-    from conftest import network_card, network_file, network_play_out
-    from popejoan_env.nets.policy import load_policy
-    from popejoan_env.observation import encode
-    from popejoan_env.training.rollout_games import field_seats
-
-    tables = expert_games.tables_of([MODERN], [4])
-    policy, field = _policy(), load_policy(network_file(str(tmp_path / "field.zip"), ("modern",), (4,)))
-    kw = dict(worlds=3, balance_range=[-24, 72], reward_scale=0.1, belief="deal", play="network")
-    deals = 2 * 16  # the learner alone at each seat, then the field alone
-    mine = rollout_games(policy, tables, deals, 8, workers=1, field=field, **kw)
-    again = rollout_games(policy, tables, deals, 8, workers=2, field=field, **kw)
-    for name in ("obs", "action", "value", "deal", "seat", "q"):
-        assert np.array_equal(getattr(mine, name), getattr(again, name), equal_nan=True), name
-    alone = rollout_games(policy, tables, deals, 8, workers=1, **kw)
-    assert len(mine.action) < len(alone.action)
-
-    expected = {}
-    for d in range(deals):
-        deal, theirs = expert_games.deal_of(tables[0], [-24, 72], 8, d), field_seats(d, 4)
-        while deal.advance():
-            cands = lead_candidates(seat_view(deal, deal.to_act))
-            if deal.to_act not in theirs and len(cands) > 1:
-                expected[d, encode(deal, deal.to_act).tobytes()] = {
-                    c: network_play_out(policy, deal.copy(), c, field, theirs) for c in cands}
-            deal.play(network_card(field if deal.to_act in theirs else policy, deal))
-    assert not any(int(s) in field_seats(int(d), 4) for d, s in zip(mine.deal, mine.seat))
-    searched = np.flatnonzero((~np.isnan(mine.q)).sum(axis=1) >= 2)
-    assert len(searched) == len(expected) and min(mine.deal) < 16 <= max(mine.deal)  # learner alone, then the field
-    for row in searched:
-        values = expected[int(mine.deal[row]), mine.obs[row].tobytes()]
-        assert {c: pytest.approx(v) for c, v in values.items()} == \
-            {c: float(mine.q[row, c]) for c in np.flatnonzero(~np.isnan(mine.q[row]))}
-
-
-def test_against_a_field_the_worlds_searched_play_it_at_its_seats(tmp_path: Any) -> None:
-    from conftest import network_file
-    from popejoan_env.nets.policy import load_policy
-
-    tables = expert_games.tables_of([MODERN], [4])
-    policy, field = _policy(), load_policy(network_file(str(tmp_path / "field.zip"), ("modern",), (4,)))
-    kw = dict(worlds=2, balance_range=[-24, 72], reward_scale=0.1, workers=1)
-    for belief in ("uniform", "leads"):
-        mine = rollout_games(policy, tables, 8, 9, belief=belief, field=field, **kw)
-        same = rollout_games(policy, tables, 8, 9, belief=belief, field=field, **kw)
-        assert np.array_equal(mine.q, same.q, equal_nan=True)
-        itself = rollout_games(policy, tables, 8, 9, belief=belief, field=policy, **kw)  # the same seats, itself
-        assert not np.array_equal(mine.q, itself.q, equal_nan=True), belief
-    views = _positions(3)
-    rng = lambda: np.random.default_rng(4)  # noqa: E731
-    alike = card_values(policy, views, rng(), 4)
-    assert card_values(policy, views, rng(), 4, field=policy, field_seats=[(1, 2, 3)] * 3) == alike
-    assert card_values(policy, views, rng(), 4, field=field, field_seats=[()] * 3) == alike
-    assert card_values(policy, views, rng(), 4, field=field, field_seats=[(0, 1, 2, 3)] * 3) != alike
-
-
-class _SeatsPlayed:
-    """A ``Policy`` that plays the first legal card and notes the seat to act of every row it plays in the batched
-    rollouts (``guided.encode_batch`` made to hand it the seats)."""
-
-    def __init__(self) -> None:
-        self.seats: set[int] = set()
-
-    def choose(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        if obs.ndim == 1:  # the rollouts' rows (the games' own decisions pass real observations)
-            self.seats |= set(obs.tolist())
-        return np.asarray(mask).argmax(axis=1)
-
-
-@pytest.mark.parametrize("belief", ["uniform", "leads"])
-def test_against_a_field_the_worlds_give_the_seat_to_act_to_the_learner(belief: str,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from popejoan_env.players import guided
-
-    monkeypatch.setattr(guided, "encode_batch", lambda batch, rows: batch.to_act[rows])
-    if belief == "leads":  # the leads' likelihood asks for logits: every lead alike
-        monkeypatch.setattr(_SeatsPlayed, "logits", lambda self, obs: np.zeros((len(obs), 52)), raising=False)
-    learner, field = _SeatsPlayed(), _SeatsPlayed()
-    rollout_games(learner, expert_games.tables_of([MODERN], [4]), 32, 8, worlds=2, belief=belief,
-                  balance_range=[-24, 72], reward_scale=0.1, field=field)
-    # A world is dealt in the seats of the view of the seat to act, which is seat 0 there: the learner's seat (the
-    # field's own decisions are not searched).  Its seat-by-seat field was read in the deal's seats.
-    assert 0 in learner.seats and field.seats and 0 not in field.seats
+    assert len(positions) > 5
+    before = [deal.copy() for deal, _ in positions]
+    got = deal_values(policy, positions)
+    assert [{c: pytest.approx(v) for c, v in values.items()} for values in expected] == got
+    assert all(a.plays == b.plays for a, b in zip(before, (deal for deal, _ in positions))), "the deals are not played"

@@ -21,7 +21,7 @@ pytest.importorskip("sb3_contrib", reason="pip install torch==2.13.0 && pip inst
 
 from popejoan_env.training import ppo  # noqa: E402
 from popejoan_env.files import file_sha256  # noqa: E402
-from popejoan_env.training.rounds import FORMAT, ResumeError, Rounds, identity, seeds  # noqa: E402
+from popejoan_env.training.rounds import FORMAT, GONE, ResumeError, Rounds, identity, seeds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--imitate-deals", "40", "--imitate-player", "pimc:samples=8", "--imitate-epochs", "1", "--imitate-workers",
@@ -70,17 +70,6 @@ def test_a_resumed_run_trains_the_network_of_a_run_never_stopped(tmp_path: Path,
     # each round's network is another network: the rounds learned
     assert _weights(tmp_path / "whole" / "rounds" / "round_1.zip") != \
         _weights(tmp_path / "whole" / "rounds" / "round_2.zip")
-
-
-def test_a_round_that_reads_the_leads_says_so_and_learns_another_network(tmp_path: Path) -> None:
-    alike = ppo.main(["--output-dir", str(tmp_path), "--run-name", "alike", "--rounds", "1", *TINY])
-    read = ppo.main(["--output-dir", str(tmp_path), "--run-name", "read", "--rounds", "1", "--rollout-belief",
-                     "leads", *TINY])
-    assert [r.get("belief") for r in alike["rounds"]] == ["uniform"]
-    assert [r.get("belief") for r in read["rounds"]] == ["leads"]
-    assert _weights(tmp_path / "alike" / "rounds" / "round_0.zip") == _weights(tmp_path / "read" / "rounds" /
-                                                                               "round_0.zip"), "the same imitation"
-    assert _weights(tmp_path / "alike" / "model.zip") != _weights(tmp_path / "read" / "model.zip")
 
 
 def test_each_round_has_its_own_seeds() -> None:
@@ -138,11 +127,13 @@ def test_resume_reads_back_the_finished_rounds(tmp_path: Path, args: ppo.Args) -
     (lambda d: _edit(d, lambda s: s["done"][1].update(round=7)), "round 1's entry is not what"),
     (lambda d: _edit(d, lambda s: s["identity"].update(seed=2)), "--seed is 2 in this run"),
     (lambda d: _edit(d, lambda s: s["identity"].update(rollout_deals=5)), "--rollout-deals is 5 in this run"),
-    (lambda d: _edit(d, lambda s: s["identity"].update(rollout_belief="leads")),
-     "--rollout-belief is 'leads' in this run"),
     (lambda d: _edit(d, lambda s: s["identity"].pop("actor")), "--actor is '(absent)' in this run"),
-    (lambda d: _edit(d, lambda s: s["identity"].update(rollout_play="network")),
-     "--rollout-play is 'network' in this run"),
+    (lambda d: _edit(d, lambda s: s["identity"].update(rollout_belief="leads")),
+     "trained with --rollout-belief 'leads', a flag that went in 0.3.0: commit 21b19f4 resumes it"),
+    (lambda d: _edit(d, lambda s: s["identity"].update(rollout_field="field.zip")),
+     "trained with --rollout-field 'field.zip', a flag that went in 0.3.0"),
+    (lambda d: _edit(d, lambda s: s["identity"].update(rollout_worlds_x=8)),
+     "names 'rollout_worlds_x', which is no flag of this command"),
     (lambda d: _edit(d, lambda s: s["versions"].update(torch="0.1.0")),
      "trained with other versions (torch '0.1.0' there, "),
     (lambda d: _edit(d, lambda s: s["versions"].update(numpy="1.0.0", popejoan="0.0.1")),
@@ -156,19 +147,16 @@ def test_a_state_that_is_not_this_runs_is_refused(tmp_path: Path, args: ppo.Args
         Rounds.resume(str(tmp_path), args)
 
 
-@pytest.mark.parametrize("key, other, says", [
-    ("rollout_play", "network", "--rollout-play is 'search' in this run"),
-    ("rollout_field", "field.zip", "--rollout-field is '' in this run"),
-])
-def test_a_run_saved_before_a_flag_resumes_as_played_without_it(tmp_path: Path, args: ppo.Args, key: str,
-                                                                  other: str, says: str) -> None:
-    import dataclasses
-
+def test_a_run_saved_with_a_gone_flag_at_what_every_run_now_trains_by_resumes(tmp_path: Path,
+                                                                             args: ppo.Args) -> None:
+    # Runs saved before 0.3.0 dropped the recipes measured and not kept name them: at the values every run now
+    # trains by (rounds.GONE), a run trained as this one would is resumed; runs saved before two of them existed
+    # lack them, and resume too.
     _state(tmp_path, args)
-    _edit(tmp_path / "rounds", lambda s: s["identity"].pop(key))
+    _edit(tmp_path / "rounds", lambda s: s["identity"].update(GONE))
     assert len(Rounds.resume(str(tmp_path), args).done) == 3
-    with pytest.raises(ResumeError, match=says):
-        Rounds.resume(str(tmp_path), dataclasses.replace(args, **{key: other}))
+    _edit(tmp_path / "rounds", lambda s: [s["identity"].pop(key) for key in ("rollout_play", "rollout_field")])
+    assert len(Rounds.resume(str(tmp_path), args).done) == 3
 
 
 def _edit(directory: Path, change: Any) -> None:
@@ -212,8 +200,6 @@ def test_a_resume_of_a_run_that_is_not_there_makes_no_directory(tmp_path: Path) 
 @pytest.mark.parametrize("flags, says", [
     (["--rounds", "1", "--rules-option", "pack=small", "--players", "3", "--vec-env", "dummy"], "add --rounds 0"),
     (["--resume", "--imitate-deals", "0"], "--imitate-deals 0 has none"),
-    (["--rollout-belief", "deal"], "--rollout-belief deal values the cards in the deal itself, so the search's best "
-     "card would be played with every hand in view: add --rollout-play network"),
     (["--backend", "cluster"], "--backend must be one of local, ray"),
     (["--address", "10.0.0.1:6379"], "give --backend ray with it"),
     (["--backend", "ray", "--address", "not an address"], "a Ray address is auto"),
@@ -391,49 +377,6 @@ def test_a_missing_start_model_is_one_line_at_the_command_line(tmp_path: Path) -
                           text=True, timeout=120)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
     assert "none.zip" in done.stderr and not os.path.exists(tmp_path / "ppo_modern_4p")
-
-
-def test_a_round_against_a_field_records_it_and_resumes_only_against_the_same_file(tmp_path: Path,
-                                                                                   capsys: Any) -> None:
-    from conftest import network_file
-
-    ppo.main(["--output-dir", str(tmp_path), "--run-name", "a", *IMITATION])
-    start = str(tmp_path / "a" / "model.zip")
-    field = tmp_path / "field.zip"
-    field.write_bytes((tmp_path / "a" / "model.zip").read_bytes())
-    whole = ["--output-dir", str(tmp_path), "--run-name", "b", "--start-model", start, "--rollout-field", str(field),
-             *FROM_START]
-    one = ppo.main(whole + ["--rounds", "1"])
-    assert "round 1: against a field of" in capsys.readouterr().out
-    assert one["rounds"][0]["field"] == str(field) and one["rounds"][0]["field_sha256"] == file_sha256(str(field))
-    alone = ppo.main(["--output-dir", str(tmp_path), "--run-name", "c", "--start-model", start, *FROM_START,
-                      "--rounds", "1"])
-    assert "field" not in alone["rounds"][0] and one["rounds"][0]["decisions"] < alone["rounds"][0]["decisions"]
-    assert _weights(tmp_path / "b" / "model.zip") != _weights(tmp_path / "c" / "model.zip")
-    network_file(str(field), ("modern",), (4,))  # another network at the same path
-    with pytest.raises(ResumeError, match="is not the field this run's round 1 played against"):
-        ppo.main(whole + ["--rounds", "2", "--resume"])
-
-
-@pytest.mark.parametrize("field, says", [
-    ("none.zip", "--rollout-field: .*none.zip"),
-    ("three.zip", "was trained for 3 seats, not 4"),
-    ("victorian.zip", "--rollout-field: model .* was trained for rules"),
-])
-def test_a_field_that_cannot_play_the_run_s_tables_is_one_line_before_any_work(tmp_path: Path, field: str,
-                                                                              says: str) -> None:
-    from conftest import network_file
-
-    network_file(str(tmp_path / "three.zip"), ("modern",), (3,))
-    network_file(str(tmp_path / "victorian.zip"), ("victorian",), (4,))
-    done = subprocess.run([sys.executable, str(ROOT / "training" / "train_ppo.py"), "--output-dir", str(tmp_path),
-                           "--rollout-field", str(tmp_path / field), "--no-progress"], capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
-    assert re.search(says, done.stderr) and not os.path.exists(tmp_path / "ppo_modern_4p")
-    with pytest.raises(ppo.PopeJoanError, match="--rollout-field would go unused: --rounds 0"):
-        ppo.check_given_stages(ppo.parse_flags(ppo.Args, ["--rounds", "0", "--rollout-field", "x.zip"], ""),
-                               frozenset({"rounds", "rollout_field"}))
 
 
 def test_a_run_without_ppo_writes_its_learning_curve_to_tensorboard(tmp_path: Path) -> None:

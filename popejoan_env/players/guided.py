@@ -106,13 +106,11 @@ class GuidedPimcPlayer(PimcPlayer):
         return self.weigh(network_gains(self.policy, [(worlds, candidates)])[0].tolist(), logs, candidates)
 
 
-def network_gains(policy: Any, positions: Sequence[tuple[Sequence[Deal], Sequence[int]]],
-                  field: Any = None, field_seats: Sequence[Sequence[int]] = ()) -> list[np.ndarray]:
+def network_gains(policy: Any, positions: Sequence[tuple[Sequence[Deal], Sequence[int]]]) -> list[np.ndarray]:
     """For each position's worlds (one ``WorldSampler``'s, of one rules object and table size across positions) and
     candidate leads: the counters the seat to act gains in each world (rows) × candidate (columns) when it leads
     the candidate and ``policy`` (a numpy ``Policy``) then plays every seat from its own observation, every
-    position's rows in one batch (``BatchDeals.stack``), one forward a step.  With ``field`` (another ``Policy``),
-    the seats of each position's ``field_seats`` play ``field``'s cards instead."""
+    position's rows in one batch (``BatchDeals.stack``), one forward a step."""
     from popejoan_env.batch import BatchDeals
     from popejoan_env.search.playouts import worlds_batch  # the batch engine builds tables at import
 
@@ -120,23 +118,12 @@ def network_gains(policy: Any, positions: Sequence[tuple[Sequence[Deal], Sequenc
     sizes = [len(worlds) * len(candidates) for worlds, candidates in positions]
     seats = np.repeat([worlds[0].to_act for worlds, _ in positions], sizes)
     rows = np.arange(batch.num_deals)
-    if field is not None:
-        fielded = np.zeros((len(positions), batch.balances.shape[1]), dtype=bool)
-        for i, theirs in enumerate(field_seats):
-            fielded[i, list(theirs)] = True
-        fielded = np.repeat(fielded, sizes, axis=0)
     start = batch.balances[rows, seats].copy()
     actions = np.concatenate([np.tile(np.asarray(candidates), len(worlds)) for worlds, candidates in positions])
     batch.step(actions)
     while not batch.done.all():
         live = np.flatnonzero(~batch.done)
-        if field is None:
-            actions[live] = policy.choose(encode_batch(batch, rows=live), batch.legal_mask()[live])
-        else:
-            legal, mine = batch.legal_mask(), ~fielded[live, batch.to_act[live]]
-            for who, rows_of in ((policy, live[mine]), (field, live[~mine])):
-                if len(rows_of):
-                    actions[rows_of] = who.choose(encode_batch(batch, rows=rows_of), legal[rows_of])
+        actions[live] = policy.choose(encode_batch(batch, rows=live), batch.legal_mask()[live])
         batch.step(actions, which=live)
     gains = batch.balances[rows, seats] - start
     ends = np.cumsum(sizes)

@@ -8,7 +8,7 @@ they call, and nothing here imports a player.
 | module | holds |
 |---|---|
 | ``worlds`` | ``WorldSampler``: the hidden cards dealt consistently with a ``SeatView``, with importance weights (the reference, in Python) |
-| ``belief`` | worlds weighed by how likely a policy makes the other seats' leads so far, and resampled (the rollout stage's ``--rollout-belief leads``) |
+| ``belief`` | worlds weighed by how likely a policy makes the other seats' leads so far, and resampled (``training.advantage``'s search and judge) |
 | ``world_kernels`` | the same draws for many worlds in one compiled call (numba), from the caller's generator |
 | ``playouts`` | every world × candidate lead played out greedily at once on the batch engine (``greedy_gains``), and the worlds as one batch (``worlds_batch``) |
 | ``playout_kernels`` | the compiled greedy playouts: ``greedy_lead``'s choice read from the batch's bitmasks, every card by the batch engine's own loop |

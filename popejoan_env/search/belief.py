@@ -89,11 +89,10 @@ def observations_then(deal: Deal, observer: int, lead: Lead, hands: np.ndarray, 
 
 
 def lead_log_likelihood(policy: Any, deal: Deal, observer: int, leads: Sequence[Lead], hands: np.ndarray,
-                        dead: np.ndarray, field: Any = None, field_seats: Sequence[int] = ()) -> np.ndarray:
+                        dead: np.ndarray) -> np.ndarray:
     """``[n]``: for each world (``hands [n, players]`` relative to ``observer``, ``dead [n]``, as
     ``WorldSampler.draw_many`` gives them) the log-probability that ``policy`` made every lead of ``leads`` by a
-    seat other than ``observer``, each from that seat's observation with the world's cards of the time; with
-    ``field``, the leads of the seats in ``field_seats`` by ``field``."""
+    seat other than ``observer``, each from that seat's observation with the world's cards of the time."""
     n = len(hands)
     theirs = [lead for lead in leads if lead.seat != observer]
     if not theirs:
@@ -104,11 +103,7 @@ def lead_log_likelihood(policy: Any, deal: Deal, observer: int, leads: Sequence[
         rows.append(obs)
         legal.append(legal_leads_of(hand, deal.rules))
     legal_all = np.concatenate(legal)
-    if field is None:
-        logits = policy.logits(np.concatenate(rows))
-    else:
-        logits = np.concatenate([(field if lead.seat in field_seats else policy).logits(obs)
-                                 for lead, obs in zip(theirs, rows)])
+    logits = policy.logits(np.concatenate(rows))
     z = np.where(legal_all, logits.astype(np.float64) / TEMPERATURE, -np.inf)
     z -= z.max(axis=1, keepdims=True)
     p = np.exp(z)

@@ -49,9 +49,13 @@ from popejoan_env.players.stops import lead_candidates
 from popejoan_env.search.belief import Lead
 from popejoan_env.seat_view import seat_view
 from popejoan_env.training.expert_games import Table, deal_of
-from popejoan_env.training.rollout_games import (BELIEFS, WORLD_BELIEFS, card_values, deal_values, lockstep_jobs,
-                                                 network_cards)
+from popejoan_env.training.rollout_games import card_values, deal_values, lockstep_jobs, network_cards
 from popejoan_env.training.workers import play_tasks
+
+WORLD_BELIEFS = ("uniform", "leads")
+"""The beliefs that draw worlds: every consistent world alike, or what the other seats' leads say."""
+BELIEFS = (*WORLD_BELIEFS, "deal")
+"""What the judge values a card over: worlds of a belief (``WORLD_BELIEFS``), or the deal itself (``deal``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,7 +147,7 @@ def one_step_advantage(policy: Any, table: Table, deals: int, seed: int, *, worl
     """The gain of a round's search (``worlds`` worlds a decision) over ``policy`` (a numpy ``Policy``) at every
     searched decision of deals ``0 .. deals-1`` at ``table``, judged on ``judge_worlds`` independent worlds or
     the deal itself; the same figures in this process or ``workers`` forked ones.  ``belief``: the search's worlds are alike
-    (``uniform``) or read the other seats' leads by ``policy`` (``leads``, as ``--rollout-belief leads``);
+    (``uniform``) or read the other seats' leads by ``policy`` (``leads``, ``search.belief``);
     ``judge_belief``: the judge's worlds likewise, or no worlds but the deal itself (``deal``: unbiased, see the
     module's text)."""
     for name, value, top in (("deals", deals, 10**6), ("worlds", worlds, 1024), ("judge_worlds", judge_worlds, 1024),

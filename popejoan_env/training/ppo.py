@@ -21,7 +21,8 @@ critic to value the positions only when PPO follows; then the network's own roll
 rollouts plays 25,000 deals and the network learns its values, which beats the imitation alone; and no PPO steps after it (``--total-timesteps 0``): PPO fine-tuning from the
 imitation lost strength against ``pimc`` in every setting tried.  With ``--total-timesteps N`` PPO trains on from
 there.  The recipes measured and not kept (expert iteration, PPO held near the imitated policy, the suits
-relabelled, soft targets, the oracle critic) are in docs/training.md with the commit that had their flags.
+relabelled, soft targets, the oracle critic; the rounds' other beliefs, players and fields) are in
+docs/training.md with the commit that had their flags.
 
 The learner plays one random seat of each deal, as ``popejoan_env.envs.gymnasium_env.PopeJoanGymEnv``
 defines it; the other seats are scripted players and frozen snapshots of the learner
@@ -79,7 +80,7 @@ from popejoan_env.nets import suits
 from popejoan_env.players import make_player, model_files
 from popejoan_env.players.lists import split_specs
 from popejoan_env.nets.model_file import model_metadata, read_metadata, read_model, rules_field, save_model
-from popejoan_env.nets.policy import load_policy, policy_from_state
+from popejoan_env.nets.policy import policy_from_state
 from popejoan_env.players.pimc import MAX_SAMPLES
 from popejoan_env.rules import Rules, check_players, parse_rules_options
 from popejoan_env.nets.model_file import MAX_NETWORK_VALUES
@@ -89,7 +90,7 @@ from popejoan_env.training.common import (RUN_JSON, RUN_MODEL, arg, check_given_
                                           run_script, set_torch_threads, with_quick, write_learning_curve,
                                           write_run_json)
 from popejoan_env.training.expert_games import LOSSES, expert_games, imitate, tables_of
-from popejoan_env.training.rollout_games import BELIEFS, PLAYS, rollout_games
+from popejoan_env.training.rollout_games import rollout_games
 from popejoan_env.files import OutputPathError, file_sha256
 from popejoan_env.training.rounds import DIRECTORY as ROUNDS_DIRECTORY
 from popejoan_env.training.rounds import ResumeError, Rounds, check_place
@@ -200,22 +201,6 @@ class Args:
                              "then learns (popejoan_env/training/rollout_games.py; full pack only)",
                              kind=Integer(1, 10**7), group=RECIPE)
     rollout_worlds: int = arg(8, "worlds a decision of a round's search", kind=Integer(1, MAX_SAMPLES), group=RECIPE)
-    rollout_belief: str = arg("uniform",
-                              "what a round's search believes of the hidden cards: uniform (every world consistent "
-                              "with what the seat knows for certain, alike), leads (worlds kept in proportion to how "
-                              "likely the network makes the other seats' leads so far: popejoan_env/search/belief.py), "
-                              "or deal (no worlds: each card valued in the deal itself, the network after it; needs "
-                              "--rollout-play network)", choices=BELIEFS, group=RECIPE)
-    rollout_play: str = arg("search",
-                            "who plays a round's games: search (its best card) or network (the network's own card, so "
-                            "the round learns at the positions the network reaches; every decision still learns the "
-                            "search's values and card)", choices=PLAYS, group=RECIPE)
-    rollout_field: str = arg("",
-                             "a model file whose network plays the field of a round's games: in each deal the "
-                             "learner alone against it or it alone against the learner, at every seat in turn, and "
-                             "in the rollouts of every card valued; only the learner's decisions are learned, so the "
-                             "rounds learn a best response to that field (popejoan_env/training/rollout_games.py); "
-                             "empty = the network plays every seat", group=RECIPE)
     rollout_epochs: int = arg(2, "passes over a round's decisions", kind=Integer(1, 1000), group=RECIPE)
     rollout_lr: float = arg(3e-4, "Adam learning rate of a round's training", kind=RATE, group=RECIPE)
     batch_size: int = arg(512, "minibatch size of the imitation, the rollout stage and the PPO update",
@@ -375,9 +360,6 @@ def check_args(args: Args) -> Setup:
     if args.rounds and has_recipe(args) and any(rules.pack != "full" for rules in presets):
         raise PopeJoanError("a round of policy improvement plays its rollouts in the batch engine, which plays the "
                             "full pack only: add --rounds 0")
-    if args.rounds and has_recipe(args) and args.rollout_belief == "deal" and args.rollout_play != "network":
-        raise PopeJoanError("--rollout-belief deal values the cards in the deal itself, so the search's best card "
-                            "would be played with every hand in view: add --rollout-play network")
     if args.resume and not has_recipe(args):
         raise PopeJoanError("--resume continues the recipe's rounds, and --imitate-deals 0 has none")
     if not has_recipe(args) and not args.total_timesteps:
@@ -399,13 +381,10 @@ def check_args(args: Args) -> Setup:
     check_runnable(args, setup)
     if args.start_model:
         check_start_model(args, setup)
-    if args.rounds and has_recipe(args) and args.rollout_field:
-        field_policy(args, setup)
     return setup
 
 
-ROUND_FLAGS = ("rounds", "rollout_deals", "rollout_worlds", "rollout_belief", "rollout_play", "rollout_field",
-               "rollout_epochs", "rollout_lr")
+ROUND_FLAGS = ("rounds", "rollout_deals", "rollout_worlds", "rollout_epochs", "rollout_lr")
 """The fields of the flags that shape the rounds of policy improvement."""
 IMITATION_FLAGS = ("imitate_deals", "imitate_player", "imitate_epochs", "imitate_loss", "imitate_lr")
 """The fields of the flags that shape the imitation alone (the rounds use ``--imitate-workers`` and
@@ -434,9 +413,6 @@ def check_given_stages(args: Args, given: frozenset[str]) -> None:
         (() if args.total_timesteps else PPO_FLAGS, "--total-timesteps 0 (the default) trains no PPO",
          "give --total-timesteps N, or "),
     ]
-    if recipe and args.rounds and args.rollout_belief == "deal":
-        absent.append((("rollout_worlds",), "--rollout-belief deal draws no worlds: each card is valued in the deal "
-                       "itself", ""))
     for fields, why, instead in absent:
         for name in fields:
             if name in given and (name not in NO_STAGE or getattr(args, name) != NO_STAGE[name]):
@@ -464,23 +440,6 @@ def check_start_model(args: Args, setup: Setup) -> None:
     if differ:
         raise PopeJoanError(f"--start-model {args.start_model} is not a network of this run's flags: "
                             f"{'; '.join(differ)} (--actor, --actor-arch, --net-arch, --activation)")
-
-
-def field_policy(args: Args, setup: Setup) -> Any:
-    """The network of --rollout-field, refused in one line unless it reads this package's observations
-    (``load_policy`` checks its metadata) and was trained for every table and preset of the run."""
-    try:
-        policy = load_policy(args.rollout_field)
-        for rules in setup.presets:
-            policy.check(rules)
-    except PopeJoanError as err:
-        raise PopeJoanError(f"--rollout-field: {err}") from None
-    sizes = policy.metadata["players"]
-    missing = [n for n in setup.table_sizes if n not in sizes]
-    if missing:
-        raise PopeJoanError(f"--rollout-field {args.rollout_field} was trained for {', '.join(map(str, sizes))} "
-                            f"seats, not {', '.join(map(str, missing))}")
-    return policy
 
 
 def check_runnable(args: Args, setup: Setup) -> None:
@@ -533,7 +492,7 @@ def check_inputs_kept(args: Args, run_dir: str, resumed: bool) -> None:
     doomed = [path for pattern in patterns for path in glob.glob(os.path.join(run_dir, pattern))]
     if not doomed:
         return
-    named = [("--start-model", args.start_model), ("--rollout-field", args.rollout_field)]
+    named = [("--start-model", args.start_model)]
     named += [("--opponents", path) for spec, _ in parse_mix(args.opponents) for path in model_files(spec)]
     for flag, text in (("--imitate-player", args.imitate_player), ("--eval-opponents", args.eval_opponents),
                        ("--final-eval-opponents", args.final_eval_opponents)):
@@ -802,22 +761,15 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
     """Round ``k`` of policy improvement: the search whose rollouts the network plays (``rollout_games``) plays
     ``--rollout-deals`` deals, and the network learns its values of the cards; what ``run.json`` records of it."""
     games_seed, learn_seed = round_seeds(args.seed, k)
-    worlds = 0 if args.rollout_belief == "deal" else args.rollout_worlds
     print(f"round {k} of {args.rounds}: {args.rollout_deals:,} deals of the search whose rollouts the network plays, "
-          f"{f'{worlds} worlds a decision' if worlds else 'each card valued in the deal itself'}, "
+          f"{args.rollout_worlds} worlds a decision, "
           f"{args.imitate_workers if args.backend == 'local' else 'Ray'} worker(s)", flush=True)
-    # The field's SHA-256 is taken before it is read: the file may be replaced while the round plays (minutes), and
-    # the round's record must name the network it played against (what --resume holds the file to).
-    field_sha = file_sha256(args.rollout_field) if args.rollout_field else ""
-    field = field_policy(args, setup) if args.rollout_field else None
-    if field is not None:
-        print(f"round {k}: against a field of {args.rollout_field}", flush=True)
     bar = _bar(args, args.rollout_deals, f"round {k}: games")
     games = rollout_games(current_policy(model, args, setup, 0), tables_of(setup.presets, setup.table_sizes),
-                          args.rollout_deals, games_seed, worlds=args.rollout_worlds, belief=args.rollout_belief,
-                          play=args.rollout_play, balance_range=setup.balance_range,
-                          reward_scale=args.reward_scale, workers=args.imitate_workers, backend=args.backend,
-                          address=args.address or None, on_done=None if bar is None else bar.update, field=field)
+                          args.rollout_deals, games_seed, worlds=args.rollout_worlds,
+                          balance_range=setup.balance_range, reward_scale=args.reward_scale,
+                          workers=args.imitate_workers, backend=args.backend, address=args.address or None,
+                          on_done=None if bar is None else bar.update)
     if bar is not None:
         bar.close()
     t0 = time.perf_counter()
@@ -827,10 +779,8 @@ def improvement(model: MaskablePPO, args: Args, setup: Setup, k: int,
                       after_epoch=after_epoch)
     print(f"round {k}: {len(games.action):,} decisions in {games.seconds:.0f} s, trained in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
-    return {"round": k, "deals": args.rollout_deals, "worlds": worlds, "belief": args.rollout_belief,
-            "play": args.rollout_play, "decisions": int(len(games.action)), "games_seconds": round(games.seconds, 1),
-            "epochs": history,
-            **({"field": args.rollout_field, "field_sha256": field_sha} if field is not None else {})}
+    return {"round": k, "deals": args.rollout_deals, "worlds": args.rollout_worlds,
+            "decisions": int(len(games.action)), "games_seconds": round(games.seconds, 1), "epochs": history}
 
 
 class Beside:
@@ -903,7 +853,6 @@ def train(args: Args, setup: Setup, argv: list[str] | None) -> dict[str, Any]:
     check_inputs_kept(args, run_dir, resumed is not None)
     if resumed is not None:  # the files the run's rounds grew from are the files there now
         held_to(args.start_model, resumed.done[:1], "start_sha256", "the file this run started from")
-        held_to(args.rollout_field, resumed.done[1:], "field_sha256", "the field this run's round {} played against")
     ckpt_dir = os.path.join(run_dir, "checkpoints")
     clear_run(run_dir)
     os.makedirs(ckpt_dir, exist_ok=True)

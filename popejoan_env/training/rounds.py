@@ -69,8 +69,11 @@ def seeds(seed: int, k: int) -> tuple[int, int]:
     return seed + 40_000 + 1_000 * (k - 1), seed + 2 + 1_000 * (k - 1)
 
 
-BEFORE = {"rollout_play": "search", "rollout_field": ""}
-"""Flags added since runs were first saved, with what a run saved before them played by: its absent key means it."""
+GONE = {"rollout_belief": "uniform", "rollout_play": "search", "rollout_field": ""}
+"""Flags of recipes measured and not kept, gone in 0.3.0 (commit ``GONE_AT`` has them), with the value that trains as
+every run now does: a saved run with that value resumes, one with another is refused."""
+GONE_AT = "21b19f4"
+"""The commit that last had the flags of ``GONE``."""
 
 
 def identity(args: Any) -> dict[str, Any]:
@@ -139,11 +142,14 @@ class Rounds:
             raise ResumeError(f"--resume: this run's rounds were trained with other versions ({changed}), and a "
                               "resumed run trains what an unstopped one would only with the same: resume with "
                               f"those, or start a new run from its last round (--start-model {last})")
-        unknown = sorted(set(theirs) - set(rounds.identity))
-        if unknown:
-            raise ResumeError(f"--resume: {path} names {brief(unknown[0])}, which is no flag of this command")
+        for key in sorted(set(theirs) - set(rounds.identity)):
+            if key not in GONE:
+                raise ResumeError(f"--resume: {path} names {brief(key)}, which is no flag of this command")
+            if not _same(theirs[key], GONE[key]):
+                raise ResumeError(f"--resume: this run was trained with {flag_of(key)} {brief(theirs[key])}, a flag "
+                                  f"that went in 0.3.0: commit {GONE_AT} resumes it")
         for key in sorted(rounds.identity):
-            mine, run = rounds.identity[key], theirs.get(key, BEFORE.get(key, "(absent)"))
+            mine, run = rounds.identity[key], theirs.get(key, "(absent)")
             if not _same(run, mine):
                 raise ResumeError(f"--resume: {flag_of(key)} is {brief(run)} in this run ({path}) and {brief(mine)} "
                                   "now: give the run's own flags")
