@@ -77,6 +77,34 @@ def test_the_seed_fixes_the_deals_and_the_table_sizes() -> None:
     assert run(3) != run(4)
 
 
+def _first_deals(config: Any, worker: int) -> list[tuple]:
+    """The hands of each sub-env's first deal, as RLlib's env runner of index ``worker`` deals them (in this
+    process: its env check's reset, then its own seeded one)."""
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+
+    runner = MultiAgentEnvRunner(config=config, worker_index=worker)
+    try:
+        runner._reset_envs(runner._ongoing_episodes, None, explore=True)
+        return [tuple(env.unwrapped.table.env.unwrapped.deal.hands) for env in runner.env.envs]
+    finally:
+        runner.stop()
+
+
+@pytest.mark.parametrize("seed", [None, 0])
+def test_every_sub_env_of_every_env_runner_deals_its_own_deals(seed: int | None) -> None:
+    # RLlib 2.60 builds a runner's sub-envs from one EnvContext (vector_index 0 for all), its env check resets each
+    # with seed 42, and a runner seeds sub-env j of runner w with seed + w + j: restarted from the seed alone, the
+    # sub-envs of a run dealt one sequence of deals (seed None), or runner 2's sub-env j runner 1's sub-env j + 1.
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    config = configure(PPOConfig(), players=[3, 4], seed=seed).env_runners(num_env_runners=2,
+                                                                          num_envs_per_env_runner=3)
+    deals = _first_deals(config, 1) + _first_deals(config, 2)
+    assert len(set(deals)) == len(deals) == 6
+    if seed is not None:
+        assert deals == _first_deals(config, 1) + _first_deals(config, 2), "the same seed, the same deals"
+
+
 def test_the_env_refuses_bad_table_sizes() -> None:
     from popejoan_env.errors import PopeJoanError
 

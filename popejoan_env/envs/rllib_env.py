@@ -41,8 +41,8 @@ class MixedTablesEnv(MultiAgentEnv):
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__()
-        # Each env runner and sub-env gets its own stream (RLlib passes their indices in its EnvContext).
-        index = [int(getattr(config, name, 0) or 0) for name in ("worker_index", "vector_index")]
+        # Each env runner and sub-env gets its own stream: [the runner's index, the sub-env's] (``sub_env``).
+        self.index = (int(getattr(config, "worker_index", 0) or 0), sub_env(config))
         config = dict(config or {})
         sizes = list(table_sizes(config.get("table_sizes", [4])))  # 4.9 is refused, never read as 4
         self.rules: Rules = resolve_rules(config.get("rules", "modern"))
@@ -58,14 +58,16 @@ class MixedTablesEnv(MultiAgentEnv):
         self.observation_space = gym.spaces.Dict(self.observation_spaces)
         self.action_space = gym.spaces.Dict(self.action_spaces)
         seed = as_seed(config.get("seed"))  # 2.7 is refused, never read as 2; so are -1 and "abc"
-        self.rng = np.random.default_rng(None if seed is None else [seed, *index])
+        self.rng = np.random.default_rng(None if seed is None else [seed, *self.index])
         self.table: PettingZooEnv = first
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
-        """Deal a new episode at a drawn table size; ``seed`` restarts the env's Generator.  A refused reset (a bad
-        seed or bad options) changes nothing: not the table, not the agents, not the Generator."""
+        """Deal a new episode at a drawn table size; ``seed`` restarts the env's Generator, with the env's runner
+        and sub-env indices (RLlib's env check resets every sub-env with seed 42, and its runners seed sub-env j
+        of runner w with seed + w + j: from the seed alone, sub-envs dealt the same deals).  A refused reset (a
+        bad seed or bad options) changes nothing: not the table, not the agents, not the Generator."""
         seed = as_seed(seed)
-        rng = np.random.default_rng(seed) if seed is not None else self.rng
+        rng = np.random.default_rng([seed, *self.index]) if seed is not None else self.rng
         saved = rng.bit_generator.state
         try:
             n = self.table_sizes[int(rng.integers(len(self.table_sizes)))]
@@ -93,6 +95,22 @@ class MixedTablesEnv(MultiAgentEnv):
         # ``agents`` keeps the table's seats until the next reset: the last step's observations are theirs
         # (RLlib's env check requires every observed agent among ``agents``).
         return obs, rewards, terminated, truncated, infos
+
+
+SUB_ENVS = "_popejoan_sub_envs"
+"""The attribute of an RLlib ``EnvContext`` counting the sub-envs built from it (``sub_env``)."""
+
+
+def sub_env(context: Any) -> int:
+    """This sub-env's number in its env runner: its ``vector_index`` plus the sub-envs built before it from the same
+    ``EnvContext`` object (RLlib 2.60 builds every sub-env of a runner from one context whose ``vector_index`` is
+    0); 0 for a plain mapping.  A runner that rebuilds its envs makes a new context and counts from 0 again."""
+    index = int(getattr(context, "vector_index", 0) or 0)
+    if not hasattr(context, "worker_index"):  # a plain mapping: one env of its own
+        return index
+    built = getattr(context, SUB_ENVS, 0)
+    setattr(context, SUB_ENVS, built + 1)
+    return index + built
 
 
 def configure(
