@@ -36,11 +36,13 @@ import numpy as np
 
 import popejoan_env.envs.openspiel_game as openspiel_game  # registers the two games
 import pyspiel
-from popejoan_env.cli import OneLineParser
+from popejoan_env.cli import SEED, TABLE_SIZE, Integer, Number, OneLineParser, file_name
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.files import check_writable
 from popejoan_env.evaluate import exploitability
 from popejoan_env.cards import parse_card
 from popejoan_env.players import make_player
-from popejoan_env.players.openspiel_players import PopejoanPolicy, save_nfsp
+from popejoan_env.players.openspiel_players import PopejoanPolicy, check_nfsp_networks, save_nfsp
 from popejoan_env.rules import Rules
 
 SMALL = Rules(pack="small")
@@ -116,8 +118,20 @@ def run_exploitability(args: argparse.Namespace) -> None:
         print(f"| {r['policy']} | {r['nash_conv']:.3f} | {imp} | {onp} | {own} / {r['openspiel_seconds']:.1f} |")
 
 
+def nfsp_hidden(text: str) -> list[int]:
+    """An argparse ``type``: the hidden widths of ``--hidden``, a comma list of whole numbers."""
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a comma list of layer widths such as 256,256 is needed, got {text!r}") \
+            from None
+
+
 def run_train_nfsp(args: argparse.Namespace) -> None:
     """NFSP on the full game; the average policies saved for ``openspiel_nfsp``."""
+    # refused before any training: networks whose checkpoint openspiel_nfsp would not read, an --out not writable
+    check_nfsp_networks(args.players, args.hidden)
+    check_writable([args.out])
     import torch
     from open_spiel.python import rl_environment
     from open_spiel.python.pytorch import nfsp
@@ -130,8 +144,7 @@ def run_train_nfsp(args: argparse.Namespace) -> None:
     # object), so its chance sampler is seeded here
     env = rl_environment.Environment(game, chance_event_sampler=rl_environment.ChanceEventSampler(seed=args.seed))
     size = env.observation_spec()["info_state"][0]
-    hidden = [int(x) for x in args.hidden.split(",")]
-    agents = [nfsp.NFSP(p, size, game.num_distinct_actions(), hidden, reservoir_buffer_capacity=200_000,
+    agents = [nfsp.NFSP(p, size, game.num_distinct_actions(), args.hidden, reservoir_buffer_capacity=200_000,
                         anticipatory_param=0.1, batch_size=128, rl_learning_rate=0.01, sl_learning_rate=0.01,
                         min_buffer_size_to_learn=1000, learn_every=64, optimizer_str="sgd",
                         replay_buffer_capacity=200_000, epsilon_start=0.06, epsilon_end=0.001,
@@ -150,7 +163,7 @@ def run_train_nfsp(args: argparse.Namespace) -> None:
         episodes += 1
         if episodes % 1000 == 0:
             print(f"{episodes} episodes, {steps} decisions, {time.perf_counter() - start:.0f} s", flush=True)
-    save_nfsp(args.out, [a._avg_network for a in agents], inputs=size, hidden=hidden,
+    save_nfsp(args.out, [a._avg_network for a in agents], inputs=size, hidden=args.hidden,
               actions=game.num_distinct_actions())
     print(f"NFSP: {episodes} episodes ({steps} decisions) in {time.perf_counter() - start:.0f} s; saved {args.out}")
 
@@ -218,12 +231,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pimc-samples", type=int, default=32, help="worlds per pimc decision")
     p.add_argument("--cfr-iterations", type=int, default=20, help="CFR+ iterations per turn-up (0: none)")
     p = sub.add_parser("train-nfsp", help="train OpenSpiel's NFSP on the full game")
-    p.add_argument("--players", type=int, default=4)
-    p.add_argument("--minutes", type=float, default=20.0)
-    p.add_argument("--episodes", type=int, default=0, help="stop after this many deals (0: the time alone)")
-    p.add_argument("--hidden", default="256,256")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--out", default="nfsp_4p.pt")
+    p.add_argument("--players", type=TABLE_SIZE, default=4)
+    p.add_argument("--minutes", type=Number(0.0, 10**6, low_open=True), default=20.0)
+    p.add_argument("--episodes", type=Integer(0, 10**12), default=0,
+                   help="stop after this many deals (0: the time alone)")
+    p.add_argument("--hidden", type=nfsp_hidden, default=[256, 256], help="hidden layer widths (default 256,256)")
+    p.add_argument("--seed", type=SEED, default=1)
+    p.add_argument("--out", type=file_name, default="nfsp_4p.pt")
     p = sub.add_parser("tournament", help="the OpenSpiel players against pimc and shipped")
     p.add_argument("--nfsp", default="", help="the file train-nfsp wrote")
     p.add_argument("--simulations", type=int, default=100, help="ISMCTS simulations per decision")
@@ -237,7 +251,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     commands = {"exploitability": run_exploitability, "train-nfsp": run_train_nfsp, "tournament": run_tournament,
                 "tree": run_tree, "no-decision": run_no_decision}
-    commands[args.command](args)
+    try:
+        commands[args.command](args)
+    except PopeJoanError as err:
+        parser.exit(2, f"{parser.prog} {args.command}: error: {err}\n")
     return 0
 
 

@@ -22,13 +22,13 @@ refused before the work rather than after it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
 import secrets
 import signal
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -249,12 +249,19 @@ def check_writable(paths: Sequence[str]) -> None:
             raise OutputPathError(f"cannot write {path}: it is a directory")
     for path in paths:
         directory = os.path.dirname(os.path.abspath(path))
+        # The probe's name is as long as the file's (in bytes): a name the file system cannot hold is refused now,
+        # where the temporary file written first (its name shortened) would meet it only at the final rename.
+        size = len(os.fsencode(os.path.basename(os.path.abspath(path))))
+        stem = f".write-check-{secrets.token_hex(8)}"
+        probe = os.path.join(directory, stem + "x" * (size - len(stem)))
         try:
             os.makedirs(directory, exist_ok=True)
-            fd, probe = tempfile.mkstemp(dir=directory, prefix=".write-check-")
-            os.close(fd)
+            os.close(os.open(probe, _OPEN_FLAGS, 0o600))
             os.remove(probe)
         except OSError as err:
+            if err.errno == errno.ENAMETOOLONG and os.path.isdir(directory):
+                raise OutputPathError(f"cannot write {brief(path)}: its name of {size:,} bytes is longer than the "
+                                      f"file system holds in {directory}") from None
             raise OutputPathError(
                 f"cannot write {path}: no file can be created in {directory} ({err.strerror or err})"
             ) from None

@@ -157,3 +157,13 @@ def test_rllib_refuses_a_checkpoint_of_another_seed(tmp_path: Path, monkeypatch:
     older = {k: v for k, v in rllib.setup_of(args).items() if k != "seed"}
     _checkpoint_of(tmp_path / "old", **older)
     rllib.check_checkpoint(str(tmp_path / "old"), dataclasses.replace(args, seed=args.seed + 1))  # not refused
+
+
+def test_cleanrl_checks_the_file_it_writes_before_training(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # --model-path actor is saved as actor.zip: a directory there was found only after the training, as a traceback.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "actor.zip").mkdir()
+    assert_refused(["train-cleanrl", "--model-path", "actor", "--eval-deals", "0", "--total-timesteps", "16",
+                    "--num-envs", "2", "--num-steps", "8"], "actor.zip: it is a directory", tmp_path, capsys,
+                   before=["actor.zip"])

@@ -376,3 +376,25 @@ def test_a_resumed_evaluation_keeps_the_torch_its_blocks_were_played_with(tmp_pa
     path.write_text(json.dumps({**json.loads(path.read_text()), "torch": "0.1.0"}))
     with pytest.raises(StateFileError, match=r"other versions \(torch '0.1.0' there"):
         runner.State(str(path), found)
+
+
+def test_a_state_file_over_the_limit_is_refused_once_naming_the_limit(tmp_path) -> None:
+    # The refusal is a ValueError, and _load's own except wrapped it again, cut at 200 characters: the message said
+    # "cannot resume from P: cannot resume from P: ..." and, with a longer path, lost MAX_STATE_BYTES and its value.
+    from popejoan_env.evaluate import resume
+
+    folder = tmp_path / ("long_directory_name_" * 5)
+    folder.mkdir()
+    path = folder / "r.state.json"
+    with open(path, "wb") as fh:
+        fh.truncate(resume.MAX_STATE_BYTES + 1)
+    with pytest.raises(resume.StateFileError) as refused:
+        resume._load(str(path))
+    message = str(refused.value)
+    assert message.count("cannot resume from") == 1 and message.count("remove it") == 1, message
+    assert f"MAX_STATE_BYTES = {resume.MAX_STATE_BYTES:,}" in message, message
+    os.remove(path)
+    os.mkfifo(path)
+    with pytest.raises(resume.StateFileError, match="not a regular file") as refused:
+        resume._load(str(path))
+    assert str(refused.value).count("cannot resume from") == 1, refused.value

@@ -178,3 +178,23 @@ def test_a_signal_held_back_while_the_temporary_file_is_made_leaves_no_temporary
     assert child.returncode == -signal.SIGTERM
     assert target.read_text() == "old"
     assert os.listdir(tmp_path) == [target.name]
+
+
+def test_a_name_longer_than_the_file_system_holds_is_refused_before_the_work(tmp_path) -> None:
+    # The temporary file's name is cut to 100 characters, so only the final os.replace met the long name: after the
+    # work (simulate's every deal, a whole training run), naming a temporary file that no longer existed.
+    long_name = str(tmp_path / ("d" * 300 + ".jsonl"))
+    with pytest.raises(OutputPathError, match="300|306"):
+        check_writable([long_name])
+    assert os.listdir(tmp_path) == []
+    check_writable([str(tmp_path / ("d" * 200 + ".jsonl"))])  # a long name that fits is still accepted
+    assert os.listdir(tmp_path) == []
+
+
+def test_simulate_refuses_a_name_too_long_before_playing(tmp_path) -> None:
+    out = tmp_path / ("d" * 250 + ".jsonl")
+    done = subprocess.run([sys.executable, "-m", "popejoan_env", "simulate", "--deals", "5", "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "256 bytes" in done.stderr and ".tmp" not in done.stderr
+    assert os.listdir(tmp_path) == []

@@ -4,6 +4,7 @@ engine, the playthrough regression files, NashConv two ways, and the OpenSpiel p
 from __future__ import annotations
 
 import functools
+import os
 import pathlib
 import subprocess
 import sys
@@ -165,6 +166,28 @@ def test_the_nfsp_benchmark_deals_follow_its_seed(tmp_path: pathlib.Path, monkey
         out = str(tmp_path / f"{run}.pt")
         bench.main(["train-nfsp", "--episodes", "4", "--hidden", "8", "--seed", "3", "--out", out])
     assert len(deals) == 8 and deals[:4] == deals[4:]
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    # a checkpoint openspiel_nfsp refuses (was: trained for --minutes, then saved: "87,715,881 bytes; at most ...")
+    (["--hidden", "4097"], "MAX_NFSP_WIDTH"),
+    (["--hidden", "3000,3000"], "MAX_NFSP_BYTES"),
+    # no training at all (was: "NFSP: 0 episodes ... saved", an untrained checkpoint, exit 0)
+    (["--minutes", "nan"], "--minutes"),
+    (["--minutes", "-1"], "--minutes"),
+    # refused only after the training (was: a traceback then), or before it as a traceback
+    (["--out", "{tmp}"], "it is a directory"),
+    (["--hidden", ""], "--hidden"),
+    (["--players", "9"], "--players"),
+])
+def test_the_nfsp_benchmark_refuses_flags_before_training(tmp_path: pathlib.Path, flags: list[str],
+                                                          says: str) -> None:
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_openspiel.py"
+    argv = [sys.executable, str(path), "train-nfsp", "--episodes", "1", "--out", str(tmp_path / "n.pt"),
+            *(f.replace("{tmp}", str(tmp_path)) for f in flags)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and says in done.stderr, done.stderr
+    assert "saved" not in done.stdout and os.listdir(tmp_path) == []
 
 
 def test_a_popejoan_policy_is_an_openspiel_policy() -> None:

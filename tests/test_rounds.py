@@ -393,3 +393,17 @@ def test_a_run_without_ppo_writes_its_learning_curve_to_tensorboard(tmp_path: Pa
     assert [p.value for p in points] == pytest.approx(
         [e["results"]["random"]["diff_mean"] for e in run["evaluations"]])
     assert "recipe/train_minutes" in board.Tags()["scalars"]
+
+
+def test_a_rounds_state_over_the_limit_is_refused_as_such_not_as_bad_json(tmp_path: Path) -> None:
+    # was: "--resume: P cannot be read as JSON (--resume: P is not a regular file of at most ... bytes ...)"
+    from popejoan_env.training.rounds import MAX_STATE_BYTES, _load
+
+    path = tmp_path / "state.json"
+    with open(path, "wb") as fh:
+        fh.truncate(MAX_STATE_BYTES + 1)
+    with pytest.raises(ResumeError) as refused:
+        _load(str(path))
+    message = str(refused.value)
+    assert "MAX_STATE_BYTES" in message and "cannot be read as JSON" not in message, message
+    assert message.count("--resume:") == 1, message

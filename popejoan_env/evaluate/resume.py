@@ -260,5 +260,7 @@ def _load(path: str) -> Any:
         return json.loads(text.decode("utf-8"), object_pairs_hook=_no_twice, parse_constant=_no_constant)
     except RecursionError:
         return _refuse(path, "its JSON is nested too deep for a state file")
+    except StateFileError:
+        raise  # a refusal of its own above (a ValueError too): already one whole sentence, not to be wrapped again
     except (OSError, ValueError) as err:  # unreadable, not UTF-8, not JSON, a huge integer, a name twice
         return _refuse(path, " ".join(str(err).split())[:200] or type(err).__name__)

@@ -154,11 +154,15 @@ def model_metadata(
     return meta
 
 
-def save_model(model: Any, path: str | os.PathLike[str], metadata: Mapping[str, Any]) -> str:
-    """Save an SB3 model to ``path`` (``.zip``) with ``popejoan.json`` inside; returns the path written."""
+def zip_path(path: str | os.PathLike[str]) -> str:
+    """The file a model saved to ``path`` is written to: ``path``, ``.zip`` added unless it ends so."""
     path = os.fspath(path)
-    if not path.endswith(".zip"):
-        path += ".zip"
+    return path if path.endswith(".zip") else path + ".zip"
+
+
+def save_model(model: Any, path: str | os.PathLike[str], metadata: Mapping[str, Any]) -> str:
+    """Save an SB3 model to ``zip_path(path)`` with ``popejoan.json`` inside; returns the path written."""
+    path = zip_path(path)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     # Never leave a half-written model where a reader may look: the zip replaces ``path`` when complete.
     with replacing(path) as tmp:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -266,9 +266,28 @@ class NfspPlayer(ScriptedPlayer):
         return int(cards[int(self.rng.choice(len(cards), p=list(probs.values())))])
 
 
+NFSP_SPARE_BYTES = 2**20
+"""What a checkpoint holds beside its networks' float32 values, at the most (``check_nfsp_networks``)."""
+
+
+def check_nfsp_networks(players: int, hidden: Sequence[int]) -> None:
+    """Refuse ``players`` networks of hidden widths ``hidden`` that would make a checkpoint ``read_nfsp`` does not
+    read back (its layers, widths, values and bytes); a PopeJoanError naming the limit, before any is trained."""
+    if len(hidden) > MAX_NFSP_LAYERS or not all(1 <= w <= MAX_NFSP_WIDTH for w in hidden):
+        raise PopeJoanError(f"NFSP networks have at most {MAX_NFSP_LAYERS} hidden layers of widths "
+                            f"1..{MAX_NFSP_WIDTH:,} (MAX_NFSP_LAYERS, MAX_NFSP_WIDTH), got {list(hidden)}")
+    values = players * mlp_values([OBS_SIZE, *hidden, NUM_CARD_IDS])
+    if values > MAX_WEIGHT_ELEMENTS or 4 * values + NFSP_SPARE_BYTES > MAX_NFSP_BYTES:
+        raise PopeJoanError(f"{players} NFSP networks of hidden widths {list(hidden)} hold {values:,} values, more "
+                            f"than a checkpoint read back holds (MAX_WEIGHT_ELEMENTS {MAX_WEIGHT_ELEMENTS:,}, "
+                            f"MAX_NFSP_BYTES {MAX_NFSP_BYTES:,})")
+
+
 def save_nfsp(path: str, networks: list[Any], *, inputs: int, hidden: list[int], actions: int) -> None:
     """Write the average-policy networks of NFSP agents (seat 0 first) as ``NfspPlayer`` reads them (atomically)."""
     import torch
+
+    check_nfsp_networks(len(networks), hidden)
 
     with replacing(path) as tmp:
         torch.save({"models": [n.state_dict() for n in networks], "inputs": inputs, "hidden": list(hidden),

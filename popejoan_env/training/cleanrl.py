@@ -36,7 +36,7 @@ from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player
-from popejoan_env.nets.model_file import model_metadata, save_state_dict
+from popejoan_env.nets.model_file import model_metadata, save_state_dict, zip_path
 from popejoan_env.nets.policy import load_policy
 from popejoan_env.rules import Rules
 
@@ -165,8 +165,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, save, evaluate; returns what run.json records."""
     args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
     check_args(args)
-    check_writable([args.model_path, os.path.join(os.path.dirname(os.path.abspath(args.model_path)), RUN_JSON)])
-    clear_beside(args.model_path)  # an earlier run's record must not outlive its model
+    written = zip_path(args.model_path)  # the file written: checked, not the name given without its .zip
+    check_writable([written, os.path.join(os.path.dirname(os.path.abspath(written)), RUN_JSON)])
+    clear_beside(written)  # an earlier run's record must not outlive its model
     rules = Rules.preset(args.preset).replace(start_counters=args.start_counters)
 
     # ---------------------------------------------------------------- seeding

@@ -50,7 +50,7 @@ from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, PROBABILITY,
 from popejoan_env.envs.pettingzoo_aec import env as pope_joan_env
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable
-from popejoan_env.nets.model_file import model_metadata, save_state_dict
+from popejoan_env.nets.model_file import model_metadata, save_state_dict, zip_path
 from popejoan_env.nets.policy import load_policy
 from popejoan_env.observation import OBS_SIZE, STATE_SIZE
 from popejoan_env.players import make_player
@@ -96,15 +96,10 @@ class Args:
     eval_opponents: str = arg("stops_first,random", "scripted players to evaluate against (comma list)")
 
 
-def model_path(args: Args) -> str:
-    """The file the actor is saved to: ``--model-path``, ``.zip`` added as ``save_model`` adds it."""
-    return args.model_path if args.model_path.endswith(".zip") else args.model_path + ".zip"
-
-
 def check_args(args: Args) -> None:
     """Refuse the flags that cannot work (a PopeJoanError), before anything is written."""
     Rules.preset(args.preset)
-    if not os.path.basename(model_path(args))[:-len(".zip")].strip():
+    if not os.path.basename(zip_path(args.model_path))[:-len(".zip")].strip():
         raise PopeJoanError(f"--model-path must name a file (e.g. models/mappo/model.zip), got {args.model_path!r}")
     if args.eval_deals and not split_specs(args.eval_opponents, "--eval-opponents"):
         raise PopeJoanError(f"--eval-deals {args.eval_deals} asks for an evaluation and --eval-opponents names no "
@@ -211,7 +206,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, save, evaluate; returns what run.json records."""
     args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
     check_args(args)
-    path = model_path(args)  # the file written: checked, not the name given without its .zip
+    path = zip_path(args.model_path)  # the file written: checked, not the name given without its .zip
     check_writable([path, os.path.join(os.path.dirname(os.path.abspath(path)), RUN_JSON)])
     clear_beside(path)  # an earlier run's record must not outlive its model
     rules = Rules.preset(args.preset).replace(start_counters=args.start_counters)

@@ -294,6 +294,8 @@ def _load(path: str) -> Any:
         return json.loads(text.decode("utf-8"), object_pairs_hook=_no_twice, parse_constant=_no_constant)
     except RecursionError:
         raise ResumeError(f"--resume: {path} cannot be read as JSON (nested too deep)") from None
+    except ResumeError:
+        raise  # a refusal of its own above (a ValueError too), not a file that "cannot be read as JSON"
     except (OSError, ValueError) as err:  # unreadable, not UTF-8, not JSON, a huge integer, a key twice, NaN
         why = " ".join(str(err).split())[:200] or type(err).__name__
         raise ResumeError(f"--resume: {path} cannot be read as JSON ({why})") from None
