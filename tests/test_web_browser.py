@@ -2,7 +2,8 @@
 
 A whole deal is played by clicking legal cards only, with the page's counters checked against the API after every
 click; the hint panel; illegal cards that cannot be played; the replay page stepped through with every control;
-and the screenshots of docs/screenshots/ (1280x800), rewritten by every run.  Playwright never downloads a browser
+and the screenshots of the pages (1280x800), written to docs/screenshots/ when ``POPEJOAN_SCREENSHOTS=write``
+(otherwise to a temporary folder: a test run leaves the checkout as it was).  Playwright never downloads a browser
 here: it launches the system chromium.  Without playwright, chromium or the web extra the tests skip, naming what
 to install.
 """
@@ -10,6 +11,7 @@ to install.
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import shutil
 import socket
@@ -411,13 +413,14 @@ def test_an_uploaded_records_file_is_replayed(page: Any, records: pathlib.Path) 
 
 
 # ----------------------------------------------------------------------------------------------- screenshots
-def test_screenshots_of_the_play_and_replay_pages(page: Any, server: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+def test_screenshots_of_the_play_and_replay_pages(page: Any, server: str, tmp_path: Any) -> None:
+    folder = SCREENSHOTS if os.environ.get("POPEJOAN_SCREENSHOTS") == "write" else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
     # Mid-deal: a few cards of every seat played, seat 0 to choose among several.
     choice(page, server, lambda s: len(s["history"]) >= 12 and len(s["legal"]) >= 2 and len(s["hand"]) >= 4)
     by_id(page, "hint").click()
     by_id(page, "hint-panel").wait_for(state="visible")
-    play_png = SCREENSHOTS / "play.png"
+    play_png = folder / "play.png"
     page.screenshot(path=str(play_png))
     replay_id = open_replay(page)
     model = api(server, "/api/options")["hint_model"]
@@ -429,7 +432,7 @@ def test_screenshots_of_the_play_and_replay_pages(page: Any, server: str) -> Non
     at_step(page, steps // 2)
     if model:
         page.wait_for_selector("[data-testid=policy-seat], [data-testid=policy-none]")
-    replay_png = SCREENSHOTS / "replay.png"
+    replay_png = folder / "replay.png"
     page.screenshot(path=str(replay_png))
     for png in (play_png, replay_png):
         data = png.read_bytes()
