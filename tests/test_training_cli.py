@@ -263,3 +263,18 @@ def _states(stated: str, default: object) -> bool:
         except ValueError:
             return False
     return stated == (str(default) or "none")
+
+
+def test_a_file_that_fails_during_a_run_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    # After the checks before the work, a write can still fail (a full disk, a folder removed): it was a traceback.
+    import errno
+
+    from popejoan_env.training.common import run_script
+
+    def fails(argv: list[str] | None) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "models/run/model.zip")
+
+    with pytest.raises(SystemExit) as done:
+        run_script(fails, [], prog="popejoan train")
+    err = capsys.readouterr().err
+    assert done.value.code == 1 and err == "popejoan train: error: No space left on device: models/run/model.zip\n"

@@ -139,8 +139,9 @@ def refuse(message: str, status: int = 2) -> NoReturn:
 
 def run_script(main: Callable[[list[str] | None], Any], argv: list[str] | None = None, prog: str | None = None) -> int:
     """Run a command's ``main`` on ``argv`` (default ``sys.argv[1:]``) as ``prog``: a PopeJoanError (a refused
-    flag, Ray out of reach ...) is ``refuse``d, not a traceback, Ctrl-C is one line and ``cli.INTERRUPTED``, and a
-    closed stdout (``| head``) stops quietly with status 1; returns the exit status ``main`` gives (0 if none)."""
+    flag, Ray out of reach ...) is ``refuse``d, not a traceback, Ctrl-C is one line and ``cli.INTERRUPTED``, a
+    closed stdout (``| head``) stops quietly with status 1, and a file that fails during the run (a full disk, a
+    folder removed) is one line with status 1; returns the exit status ``main`` gives (0 if none)."""
     token = PROG.set(prog)
     try:
         status = main(argv)
@@ -148,6 +149,9 @@ def run_script(main: Callable[[list[str] | None], Any], argv: list[str] | None =
         refuse(str(err))
     except BrokenPipeError:
         return reader_gone()
+    except OSError as err:  # after the checks before the work: the run failed, it was not refused
+        where = f": {err.filename}" if getattr(err, "filename", None) else ""
+        refuse(f"{err.strerror or err}{where}", status=1)
     except KeyboardInterrupt:
         return interrupted(OneLineParser(prog=prog).prog)
     finally:
