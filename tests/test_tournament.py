@@ -294,3 +294,41 @@ def test_save_writes_atomically_and_refuses_a_bad_prefix_first(tmp_path) -> None
     (tmp_path / "f").write_text("")
     with pytest.raises(PopeJoanError, match="cannot write"):
         check_output(str(tmp_path / "f" / "ladder"))
+
+
+def test_a_window_of_groups_weighs_every_deal_and_group_score_alike() -> None:
+    # A mean of per-deal means weighed a subset 0.67 to 2.0 times its share (7 players at 4 seats, 12 groups a deal).
+    from scipy import stats as sps
+
+    from popejoan_env.rules import Rules
+    from popejoan_env.tournament import groups_of_deal, make_schedule
+    from popejoan_env.tournament.runner import _Runner
+    from popejoan_env.tournament.scores import NET
+
+    names = ["lowest", "stops_first", "pool_hunter", "lowest", "stops_first"]  # deterministic: seeds do not matter
+    deals, window, e = 5, 2, len(names)  # 5 groups, 2 a deal: entrant 0 is in 2, 2, 1, 2, 1 of them
+    result = run_duplicate([make_player(n) for n in names], deals=deals, seed=3, max_groups=window)
+    _, groups = make_schedule(e, 4, "subsets")
+    players = [make_player(n) for n in names]
+    sums, counts = np.zeros((e, deals)), np.zeros((e, deals))
+    pair_sums, pair_counts = np.zeros((e, e, deals)), np.zeros((e, e, deals))
+    for d in range(deals):
+        for g in groups_of_deal(d, len(groups), window):  # each group of the window played alone
+            value, scored, diff, met = _Runner(players, Rules.preset("modern"), 4, 3, [groups[g]], 1).deal(d)
+            sums[:, d] += value[:, NET]
+            counts[:, d] += scored
+            pair_sums[:, :, d] += np.nan_to_num(diff) * met
+            pair_counts[:, :, d] += met
+    assert len({tuple(c) for c in counts.T}) > 1, "the entrants' groups a deal differ: the weights matter"
+    rows = {r["player"]: r for r in result.stats()}
+    t = sps.t.ppf(0.975, deals - 1)
+    for i, name in enumerate(result.players):
+        mean = sums[i].sum() / counts[i].sum()
+        z = (sums[i] - mean * counts[i]) / counts[i].mean()
+        assert np.isclose(rows[name]["mean"], mean), (name, rows[name]["mean"], mean)
+        assert np.isclose(rows[name]["ci95"], t * z.std(ddof=1) / np.sqrt(deals), rtol=1e-5), name
+    pairs = result.head_to_head()
+    for i, a in enumerate(result.players):
+        for j, b in enumerate(result.players):
+            if i != j and pair_counts[i, j].sum():
+                assert np.isclose(pairs[a][b]["mean"], pair_sums[i, j].sum() / pair_counts[i, j].sum()), (a, b)

@@ -47,17 +47,21 @@ mean per seat it fills there:
   (B against A's): both have played every hand of the deal alone.  Two
   entrants at a 4-seat table play 8 games per deal.
 
-**Statistics.** For each entrant and deal, the scores of all its scored
-seats are averaged (per group, then over its groups), which gives one number
-per deal; the mean and a 95% Student-t interval are taken over the deals.  A
-deal's rotations are not independent (they share the cards), so taking them
-as separate samples would overstate the confidence.  Counters are the net
+**Statistics.** For each entrant, deal and group, the scores of its scored
+seats are averaged; the mean is over those (deal, group) scores, each group
+alike, and its 95% Student-t interval is over the deals (``stats.ratio_ci``:
+with a window of groups an entrant is in more groups on some deals than on
+others, and a mean of per-deal means would weigh a group more on a deal
+where it has fewer).  Where every deal plays every group it is the mean of
+the per-deal means.  A deal's rotations and groups are not independent (they
+share the cards), so taking them as separate samples would overstate the
+confidence.  Counters are the net
 change per deal (``Deal.delta``): the dressing paid as dealer, the
 compartments taken (by the turn-up, by playing, and the game), and the
 settlement when someone goes out; the breakdown is reported too, and
 ``net = dressing + compartments + settlement``.  Head-to-head: for each pair
-of entrants the per-deal mean difference of their scores in the groups where
-both were scored, with a 95% interval over the deals where they met.
+of entrants the mean difference of their scores in the groups where both
+were scored, each such group alike, with a 95% interval over the deals.
 
 **Processes.** Every game is seeded from its deal, group, lineup and
 rotation (``player_seed``), so the order of play does not matter: with

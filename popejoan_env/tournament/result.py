@@ -12,7 +12,7 @@ import numpy as np
 from popejoan_env.rules import COMPARTMENTS
 from popejoan_env.tournament import reports
 from popejoan_env.tournament.scores import DRESSING, NET, SETTLEMENT, WENT_OUT
-from popejoan_env.tournament.stats import mean_ci
+from popejoan_env.tournament.stats import ratio_ci
 
 
 @dataclasses.dataclass
@@ -35,13 +35,28 @@ class TournamentResult:
     decisions: list[int]
     think_seconds: list[float]
     wall_seconds: float
+    weight: np.ndarray | None = None
+    """[entrant, deal]: the groups the entrant was scored in on that deal (None: one per deal it played).  With
+    ``max_groups`` below the number of groups a deal plays a window of them, and an entrant's mean is over its
+    (deal, group) scores, each group alike, with the deal as the unit of its interval (``ratio_ci``): a mean of the
+    per-deal means would weigh a group more on a deal where the entrant has fewer groups."""
+    pair_weight: np.ndarray | None = None
+    """[a, b, deal]: the groups where both were scored on that deal (None: one per deal they met)."""
+
+    def _weights(self, w: np.ndarray | None, x: np.ndarray) -> np.ndarray:
+        return (~np.isnan(x)).astype(np.float64) if w is None else w
 
     def stats(self) -> list[dict[str, Any]]:
         """One row per entrant, best mean counters per deal first."""
         rows = []
         for i, name in enumerate(self.players):
             net = self.per_deal[i, :, NET]
-            mean, half = mean_ci(net)
+            w = self._weights(None if self.weight is None else self.weight[i], net)
+            mean, half = ratio_ci(net, w)
+
+            def avg(k: int) -> float:
+                return ratio_ci(self.per_deal[i, :, k], w)[0]
+
             played = ~np.isnan(net)
             row: dict[str, Any] = {
                 "player": name,
@@ -50,12 +65,12 @@ class TournamentResult:
                 "low": mean - half,
                 "high": mean + half,
                 "deals": int(played.sum()),
-                "go_out_rate": float(np.nanmean(self.per_deal[i, :, WENT_OUT])),
+                "go_out_rate": avg(WENT_OUT),
                 "compartments": {
-                    c: float(np.nanmean(self.per_deal[i, :, 1 + k])) for k, c in enumerate(COMPARTMENTS)
+                    c: avg(1 + k) for k, c in enumerate(COMPARTMENTS)
                 },
-                "settlement": float(np.nanmean(self.per_deal[i, :, SETTLEMENT])),
-                "dressing": float(np.nanmean(self.per_deal[i, :, DRESSING])),
+                "settlement": avg(SETTLEMENT),
+                "dressing": avg(DRESSING),
                 "decisions": self.decisions[i],
                 "ms_per_decision": 1000 * self.think_seconds[i] / self.decisions[i] if self.decisions[i] else 0.0,
             }
@@ -73,7 +88,9 @@ class TournamentResult:
             for j, b in enumerate(self.players):
                 if i == j:
                     continue
-                mean, half = mean_ci(self.pair[i, j])
+                x = self.pair[i, j]
+                met = None if self.pair_weight is None else self.pair_weight[i, j]
+                mean, half = ratio_ci(x, self._weights(met, x))
                 out[a][b] = {"mean": mean, "ci95": half, "deals": int((~np.isnan(self.pair[i, j])).sum())}
         return out
 

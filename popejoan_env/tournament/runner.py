@@ -44,8 +44,9 @@ RAY_CHUNK_MAX = 100
 """... of at most this many deals each (a task's start costs milliseconds and a copy of the players)."""
 
 _K = len(FIELDS)
-DealOutcome = tuple[np.ndarray, np.ndarray, np.ndarray]
-"""Of one deal: per-entrant sums of group means, the number of groups each entrant was in, pair differences."""
+DealOutcome = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""Of one deal: per-entrant sums of group means, the number of groups each entrant was in, pair differences (their
+mean over the groups where both were scored) and the number of those groups."""
 Chunk = tuple[list[int], list[DealOutcome], np.ndarray, np.ndarray, int]
 """Of some deals: their numbers, their outcomes, and the decisions, thinking seconds and games they took."""
 
@@ -159,7 +160,7 @@ class _Runner:
                     if a != b:
                         pair_sum[a, b] += means[i, NET] - means[j, NET]
                         pair_n[a, b] += 1
-        return value, groups_in, np.where(pair_n > 0, pair_sum / np.maximum(pair_n, 1), np.nan)
+        return value, groups_in, np.where(pair_n > 0, pair_sum / np.maximum(pair_n, 1), np.nan), pair_n
 
     def _choose(self, deal: Deal, legal: list[int]) -> int:
         """The entrant at the seat to act answers ``act(seat_view)``; timed, counted and checked."""
@@ -243,14 +244,18 @@ def run_duplicate(
     e = len(players)
     per_deal = np.full((e, deals, _K), np.nan)
     pair = np.full((e, e, deals), np.nan)
+    weight = np.zeros((e, deals))
+    pair_weight = np.zeros((e, e, deals))
     bar = _progress_bar(deals, progress)
     start = time.perf_counter()
 
     def store(d: int, out: DealOutcome) -> None:
-        value, groups_in, diff = out
+        value, groups_in, diff, met = out
         here = groups_in > 0
         per_deal[here, d] = value[here] / groups_in[here, None]
         pair[:, :, d] = diff
+        weight[:, d] = groups_in
+        pair_weight[:, :, d] = met
 
     decisions, think, games = np.zeros(e, dtype=np.int64), np.zeros(e), 0
 
@@ -298,6 +303,8 @@ def run_duplicate(
         decisions=[int(x) for x in decisions],
         think_seconds=[float(x) for x in think],
         wall_seconds=wall,
+        weight=weight,
+        pair_weight=pair_weight,
     )
 
 

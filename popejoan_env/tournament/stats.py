@@ -40,3 +40,15 @@ def mean_ci(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
     if len(x) < 2:
         return mean, math.nan
     return mean, t_quantile_975(len(x) - 1) * float(x.std(ddof=1)) / math.sqrt(len(x))
+
+
+def ratio_ci(values: Sequence[float] | np.ndarray, weights: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """The weighted mean ``sum(w x) / sum(w)`` over deals and its 95% interval with the deal as the unit (the delta
+    method for a ratio of two sums over deals: ``mean_ci`` of ``w (x - mean) / mean(w)``); a deal of weight 0 (NaN
+    value) counts as a deal with nothing in it.  With equal weights it is ``mean_ci``."""
+    w = np.asarray(weights, dtype=np.float64)
+    x = np.where(w > 0, np.asarray(values, dtype=np.float64), 0.0)
+    if len(w) == 0 or not w.sum():
+        return math.nan, math.nan
+    mean = float((w * x).sum() / w.sum())
+    return mean, mean_ci(w * (x - mean) / w.mean())[1]

@@ -79,16 +79,12 @@ class Advantage:
 
     def per_decision(self) -> tuple[float, float]:
         """The mean gain a decision (every decision's gain over their number) and its 95% CI, clustered by deal:
-        a ratio of two sums over the deals (gains, decisions), whose interval is that of the mean of each deal's
-        residual ``sum - mean * decisions`` over the mean decisions a deal (the delta method)."""
-        from popejoan_env.tournament.stats import mean_ci
+        a ratio of two sums over the deals (gains, decisions), by the delta method (``stats.ratio_ci``)."""
+        from popejoan_env.tournament.stats import ratio_ci
 
         sums = np.bincount(self.deal, weights=self.gain, minlength=self.deals)
         counts = np.bincount(self.deal, minlength=self.deals).astype(np.float64)
-        if not counts.sum():
-            return float("nan"), float("nan")
-        mean = float(sums.sum() / counts.sum())
-        return mean, mean_ci((sums - mean * counts) / counts.mean())[1]
+        return ratio_ci(np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0), counts)
 
 
 def _group(policy: Any, table: Table, balance_range: Sequence[int] | None, seed: int, worlds: int,
