@@ -53,13 +53,19 @@ from typing import Any
 import numpy as np
 
 import popejoan_env
-from popejoan_env.cli import OneLineParser
+from popejoan_env.cli import SEED, TABLE_SIZE, Integer, Number, OneLineParser, file_name
 from popejoan_env.engine import Deal
-from popejoan_env.rules import Rules
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.files import check_writable, write_atomic
+from popejoan_env.rules import PRESETS, Rules
 from popejoan_env.seats import next_dealer
 
 BLOCK = 65536
 RESULTS = pathlib.Path(__file__).parent / "results" / "engine.json"
+MAX_SECONDS = 3600.0
+"""The longest wall time per configuration (an hour; the default is 2 s)."""
+MAX_BATCH = 65_536
+"""The most deals in flight of a batch row: with observations, 5 kB a deal (337 MB at this bound)."""
 
 
 class Uniforms:
@@ -248,15 +254,26 @@ def machine() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark, print the table and write the JSON results."""
     parser = OneLineParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=2.0, help="wall time per configuration (default 2)")
-    parser.add_argument("--players", type=int, nargs="+", default=[3, 4, 6, 8], help="player counts")
-    parser.add_argument("--presets", nargs="+", default=["modern", "victorian"], help="rules presets")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the numpy Generator")
+    parser.add_argument("--seconds", type=Number(0.0, MAX_SECONDS, low_open=True), default=2.0,
+                        help="wall time per configuration (default 2)")
+    parser.add_argument("--players", type=TABLE_SIZE, nargs="+", default=[3, 4, 6, 8], help="player counts")
+    parser.add_argument("--presets", choices=sorted(PRESETS), nargs="+", default=["modern", "victorian"],
+                        help="rules presets")
+    parser.add_argument("--seed", type=SEED, default=0, help="seed of the numpy Generator")
     parser.add_argument("--no-hearts", action="store_true", help="skip OpenSpiel Hearts")
-    parser.add_argument("--batch-sizes", type=int, nargs="*", default=[1, 64, 1024, 8192],
+    parser.add_argument("--batch-sizes", type=Integer(1, MAX_BATCH), nargs="*", default=[1, 64, 1024, 8192],
                         help="deals in flight for the batch engine (4 players, modern); none to skip it")
-    parser.add_argument("--out", type=pathlib.Path, default=RESULTS, help=f"JSON output (default {RESULTS})")
+    parser.add_argument("--out", type=file_name, default=str(RESULTS), help=f"JSON output (default {RESULTS})")
     args = parser.parse_args(argv)
+    for flag, values in (("--players", args.players), ("--presets", args.presets),
+                         ("--batch-sizes", args.batch_sizes)):
+        twice = sorted({str(v) for v in values if values.count(v) > 1})
+        if twice:  # each value is a row measured for --seconds: a repeated one is a mistake, not a wish
+            parser.error(f"{flag}: {', '.join(twice)} given more than once")
+    try:
+        check_writable([args.out])  # before any measuring: a bad --out was a traceback after the whole run
+    except PopeJoanError as err:
+        parser.error(str(err))
 
     rng = np.random.default_rng(args.seed)
     info = machine()
@@ -325,8 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             choice_ratio = modern4["choices_per_s"] / hearts["choices_per_s"]
             result["ratio_popejoan_4p_modern_choices_to_hearts_choices"] = choice_ratio
             print(f"ratio of choices/s (steps with more than one legal action) = {choice_ratio:.2f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_atomic(args.out, json.dumps(result, indent=2) + "\n")
     print(f"\nwrote {args.out}")
     return 0
 

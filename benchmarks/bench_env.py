@@ -43,10 +43,14 @@ from typing import Any
 
 import numpy as np
 
-from popejoan_env.cli import OneLineParser
+from popejoan_env.cli import Integer, Number, OneLineParser, file_name
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.files import check_writable, write_atomic
 
 BLOCK = 65536
 RESULTS = pathlib.Path(__file__).parent / "results" / "env.json"
+MAX_SECONDS = 3600.0
+"""The longest wall time per row and round (an hour; the default is 1 s)."""
 
 
 def play(make: Callable[[], Any], seconds: float, seed: int = 0) -> dict[str, float]:
@@ -122,11 +126,17 @@ def ours(quick: bool) -> dict[str, Callable[[], Any]]:
 def main(argv: list[str] | None = None) -> int:
     """Measure every row, print the table and the ratios, write the JSON results."""
     parser = OneLineParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=1.0, help="wall time per row and round")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; each row reports its median")
+    parser.add_argument("--seconds", type=Number(0.0, MAX_SECONDS, low_open=True), default=1.0,
+                        help="wall time per row and round")
+    parser.add_argument("--rounds", type=Integer(1, 1000), default=3,
+                        help="interleaved rounds; each row reports its median")
     parser.add_argument("--quick", action="store_true", help="only the 4-player modern rows and the peers")
-    parser.add_argument("--out", type=pathlib.Path, default=RESULTS, help="where to write the JSON results")
+    parser.add_argument("--out", type=file_name, default=str(RESULTS), help="where to write the JSON results")
     args = parser.parse_args(argv)
+    try:
+        check_writable([args.out])  # before any measuring: a bad --out was a traceback after the whole run
+    except PopeJoanError as err:
+        parser.error(str(err))
     warnings.simplefilter("ignore")  # PettingZoo's deprecation notices are not the subject here
 
     mine, others = ours(args.quick), peers()
@@ -180,8 +190,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import popejoan_env
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
+    write_atomic(args.out, json.dumps({
         "benchmark": "bench_env",
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(),

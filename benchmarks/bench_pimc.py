@@ -55,7 +55,6 @@ import io
 import json
 import math
 import os
-import pathlib
 import platform
 import pstats
 import statistics
@@ -65,17 +64,46 @@ from typing import Any
 
 import numpy as np
 
-from popejoan_env.cli import OneLineParser
+from popejoan_env.checks import brief
+from popejoan_env.cli import SEED, TABLE_SIZE, Integer, OneLineParser, file_name
 from popejoan_env.engine import Deal
+from popejoan_env.errors import PopeJoanError
+from popejoan_env.files import check_writable, write_atomic
 from popejoan_env.players import make_player
 from popejoan_env.players.pimc import PimcPlayer
 from popejoan_env.players.stops import lead_candidates
-from popejoan_env.rules import Rules
+from popejoan_env.rules import PRESETS, Rules
 from popejoan_env.search import decision
 from popejoan_env.seat_view import SeatView, seat_view
 
 PAIRS = {"pimc": ("pimc:draws=python", "pimc"), "pimc_net": ("pimc_net:draws=python", "pimc_net")}
 """Per player, its old (Python draws) and new (compiled draws) spec."""
+
+
+def table_configs(text: str) -> list[tuple[str, int]]:
+    """An argparse ``type``: the tables of ``--configs``, ``PRESET:SEATS`` comma-separated, each at most once."""
+    configs: list[tuple[str, int]] = []
+    for item in text.split(","):
+        preset, colon, seats = (part.strip() for part in item.partition(":"))
+        if not colon or preset not in PRESETS:
+            raise argparse.ArgumentTypeError(f"{brief(item.strip())} is not PRESET:SEATS with a preset of "
+                                             f"{sorted(PRESETS)} (e.g. modern:4,victorian:6)")
+        try:
+            config = (preset, TABLE_SIZE(seats))
+        except argparse.ArgumentTypeError as err:
+            raise argparse.ArgumentTypeError(f"{brief(item.strip())}: the seats: {err}") from None
+        if config in configs:
+            raise argparse.ArgumentTypeError(f"{preset}:{config[1]} given more than once")
+        configs.append(config)
+    return configs
+
+
+def pair_names(text: str) -> list[str]:
+    """An argparse ``type``: the players of ``--pairs``, a comma list of ``PAIRS``' names, each at most once."""
+    pairs = [p.strip() for p in text.split(",") if p.strip()]
+    if not pairs or any(p not in PAIRS for p in pairs) or len(set(pairs)) < len(pairs):
+        raise argparse.ArgumentTypeError(f"{brief(text)}: choose from {list(PAIRS)}, comma-separated, each once")
+    return pairs
 
 
 def positions(rules: Rules, players: int, deals: int, seed: int) -> list[SeatView]:
@@ -175,9 +203,8 @@ def profile(player: PimcPlayer, views: list[SeatView], seed: int, top: int = 12)
     return text.getvalue()
 
 
-def measure(rules: str, players: int, args: argparse.Namespace) -> dict[str, Any]:
+def measure(rules: str, players: int, views: list[SeatView], args: argparse.Namespace) -> dict[str, Any]:
     """Time the old and new rows of every pair on one table's positions; print the table and the split."""
-    views = positions(Rules.preset(rules), players, args.deals, args.seed)
     candidates = np.mean([len(lead_candidates(v)) for v in views])
     rows = {spec: make_player(spec) for pair in args.pairs for spec in PAIRS[pair]}
     for player in rows.values():  # warm-up: numba compiles, first-call caches
@@ -235,38 +262,49 @@ def measure(rules: str, players: int, args: argparse.Namespace) -> dict[str, Any
 def main(argv: list[str] | None = None) -> int:
     """Time the players on each table, print the tables, the ratios and the split."""
     parser = OneLineParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--configs", default="modern:4,victorian:6",
+    parser.add_argument("--configs", type=table_configs, default="modern:4,victorian:6",
                         help="tables as PRESET:SEATS, comma-separated (default modern:4,victorian:6)")
-    parser.add_argument("--pairs", default="pimc,pimc_net", help="players to time: pimc, pimc_net or both")
-    parser.add_argument("--deals", type=int, default=200, help="deals, one position from each (default 200)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and of the players")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--pairs", type=pair_names, default="pimc,pimc_net",
+                        help="players to time: pimc, pimc_net or both")
+    parser.add_argument("--deals", type=Integer(1, 100_000), default=200,
+                        help="deals, one position from each (default 200)")
+    parser.add_argument("--seed", type=SEED, default=0, help="seed of the deals and of the players")
+    parser.add_argument("--rounds", type=Integer(1, 1000), default=5, help="interleaved rounds (default 5)")
     parser.add_argument("--profile", action="store_true", help="print the cProfile top functions of each row")
-    parser.add_argument("--choices", type=int, default=0,
+    parser.add_argument("--choices", type=Integer(0, 100_000), default=0,
                         help="also compare the choices of pimc and pimc:draws=python over this many seeds per position")
     parser.add_argument("--control", action="append", default=[],
                         help="with --choices, another player spec to compare with pimc:draws=python (repeatable)")
-    parser.add_argument("--json", type=pathlib.Path, default=None, help="also write the figures to this JSON file")
+    parser.add_argument("--json", type=file_name, default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
-    args.pairs = [p.strip() for p in args.pairs.split(",") if p.strip()]
-    if not args.pairs or any(p not in PAIRS for p in args.pairs):
-        parser.error(f"--pairs: choose from {list(PAIRS)}")
+    for spec in args.control:  # refused before any work, as a --json that cannot be written
+        try:
+            control = make_player(spec)
+        except PopeJoanError as err:
+            parser.error(f"--control: {err}")
+        if not (callable(getattr(control, "choose", None)) and callable(getattr(control, "reset", None))):
+            parser.error(f"--control: {brief(spec)} is no player whose choices can be counted (choose, reset)")
+    if args.control and len(set(args.control)) < len(args.control):
+        parser.error("--control: a player spec given more than once")
     try:
-        configs = [(c.split(":")[0], int(c.split(":")[1])) for c in args.configs.split(",")]
-    except (IndexError, ValueError):
-        parser.error("--configs: PRESET:SEATS, comma-separated, e.g. modern:4,victorian:6")
-    if args.rounds < 1 or args.deals < 1 or args.choices < 0:
-        parser.error("--rounds and --deals must be positive, --choices not negative")
+        if args.json is not None:
+            check_writable([args.json])
+    except PopeJoanError as err:
+        parser.error(str(err))
+    tables = [(rules, players, positions(Rules.preset(rules), players, args.deals, args.seed))
+              for rules, players in args.configs]
+    for rules, players, views in tables:  # deals where no seat thinks give none: refused before any timing
+        if not views:
+            parser.error(f"--deals {args.deals} gave no position where pimc thinks at {rules}:{players}; give more")
 
-    results = [measure(rules, players, args) for rules, players in configs]
+    results = [measure(rules, players, views, args) for rules, players, views in tables]
     if args.json is not None:
         info: dict[str, Any] = {"python": platform.python_version(), "numpy": np.__version__,
                                 "machine": platform.machine(), "cpus": os.cpu_count()}
         if hasattr(os, "getloadavg"):
             info["load_average"] = os.getloadavg()
         out = {"machine": info, "deals": args.deals, "seed": args.seed, "rounds": args.rounds, "tables": results}
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        write_atomic(args.json, json.dumps(out, indent=2) + "\n")
         print(f"\nwrote {args.json}")
     return 0 if all(r["same_decisions_every_round"] for r in results) else 1
 
