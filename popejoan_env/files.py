@@ -113,11 +113,24 @@ def _cleanup_on_signals() -> Iterator[None]:
             signal.signal(signum, before)  # type: ignore[arg-type]
 
 
+TEMPORARY_NAME_BYTES = 100
+"""The most bytes of the destination's name a temporary file's name begins with (``_temporary_prefix``)."""
+
+
+def _temporary_prefix(name: str) -> str:
+    """``.NAME.`` with NAME the longest start of ``name`` of at most ``TEMPORARY_NAME_BYTES`` bytes in the file
+    system's encoding: cut by characters, 100 of them were up to 400 bytes, past what a file system holds."""
+    head = name[:TEMPORARY_NAME_BYTES]
+    while len(os.fsencode(head)) > TEMPORARY_NAME_BYTES:
+        head = head[:-1]
+    return f".{head}."
+
+
 def _create_temporary(path: str) -> str:
     """A new empty file beside ``path`` with an unpredictable name, created exclusively, never through a link."""
     directory, name = os.path.split(os.path.abspath(path))
     for _ in range(TEMPORARY_ATTEMPTS):
-        tmp = os.path.join(directory, f".{name[:100]}.{secrets.token_hex(8)}.tmp")
+        tmp = os.path.join(directory, f"{_temporary_prefix(name)}{secrets.token_hex(8)}.tmp")
         try:
             fd = os.open(tmp, _OPEN_FLAGS, 0o666)  # the mode the umask allows, as open() would give
         except FileExistsError:
@@ -149,7 +162,7 @@ def _sweep(path: str) -> None:
     if fcntl is None:
         return
     directory, name = os.path.split(os.path.abspath(path))
-    prefix = f".{name[:100]}."
+    prefix = _temporary_prefix(name)
     try:
         entries = [e for e in os.scandir(directory)
                    if e.name.startswith(prefix) and _TEMPORARY.fullmatch(e.name[len(prefix):])]

@@ -167,3 +167,13 @@ def test_cleanrl_checks_the_file_it_writes_before_training(tmp_path: Path, monke
     assert_refused(["train-cleanrl", "--model-path", "actor", "--eval-deals", "0", "--total-timesteps", "16",
                     "--num-envs", "2", "--num-steps", "8"], "actor.zip: it is a directory", tmp_path, capsys,
                    before=["actor.zip"])
+
+
+@pytest.mark.parametrize("path", ["models/", "", ".zip", "models/ .zip"])
+def test_cleanrl_refuses_a_model_path_that_names_no_file(path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # zip_path("models/") is "models/.zip", a hidden file that check_writable accepts: train-mappo's rule, before any
+    # training (it refused "models/" until the file checked became the file written)
+    monkeypatch.chdir(tmp_path)
+    assert_refused(["train-cleanrl", "--model-path", path, "--eval-deals", "0", "--total-timesteps", "16",
+                    "--num-envs", "2", "--num-steps", "8"], "--model-path must name a file", tmp_path, capsys)

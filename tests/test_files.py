@@ -198,3 +198,14 @@ def test_simulate_refuses_a_name_too_long_before_playing(tmp_path) -> None:
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.splitlines()) == 1 and "256 bytes" in done.stderr and ".tmp" not in done.stderr
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("char", ["é", "日", "\U0001f0a1"])
+def test_a_name_of_many_bytes_a_character_that_passes_the_check_is_written(tmp_path, char) -> None:
+    # check_writable passes a name of up to 255 bytes; the temporary file's name began with the name's first 100
+    # characters, up to 400 bytes: ENAMETOOLONG at the write, after the work, for a name the check had passed
+    size = len(char.encode())
+    target = tmp_path / (char * ((250 - 6) // size) + ".jsonl")
+    check_writable([str(target)])
+    write_atomic(str(target), "ok")
+    assert target.read_text() == "ok" and os.listdir(tmp_path) == [target.name]

@@ -101,8 +101,12 @@ def test_every_sub_env_of_every_env_runner_deals_its_own_deals(seed: int | None)
                                                                           num_envs_per_env_runner=3)
     deals = _first_deals(config, 1) + _first_deals(config, 2)
     assert len(set(deals)) == len(deals) == 6
+    again = configure(PPOConfig(), players=[3, 4], seed=seed).env_runners(num_env_runners=2,
+                                                                          num_envs_per_env_runner=3)
     if seed is not None:
-        assert deals == _first_deals(config, 1) + _first_deals(config, 2), "the same seed, the same deals"
+        assert deals == _first_deals(again, 1) + _first_deals(again, 2), "the same seed, the same deals"
+    else:  # a fresh seed each time (RLlib's env check seeds every sub-env with 42: unseeded, every run was one)
+        assert again.seed != config.seed and _first_deals(again, 1) != deals[:3]
 
 
 def test_the_env_refuses_bad_table_sizes() -> None:

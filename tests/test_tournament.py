@@ -332,3 +332,18 @@ def test_a_window_of_groups_weighs_every_deal_and_group_score_alike() -> None:
         for j, b in enumerate(result.players):
             if i != j and pair_counts[i, j].sum():
                 assert np.isclose(pairs[a][b]["mean"], pair_sums[i, j].sum() / pair_counts[i, j].sum()), (a, b)
+
+
+def test_a_windowed_tournaments_json_gives_its_means_again() -> None:
+    # with a window of groups the mean weighs each deal by the entrant's groups in it: the JSON must carry them
+    import json
+
+    from popejoan_env.tournament.stats import ratio_ci
+
+    r = run_duplicate(["random", "lowest", "stops_first", "pool_hunter", "random"], deals=12, seed=3, seats=3,
+                      max_groups=4)
+    data = json.loads(r.to_json())
+    for row in data["stats"]:
+        x = np.array([np.nan if v is None else v for v in data["per_deal_net"][row["player"]]])
+        mean, half = ratio_ci(x, np.array(data["per_deal_groups"][row["player"]], dtype=float))
+        assert mean == pytest.approx(row["mean"]) and half == pytest.approx(row["ci95"])

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -152,7 +153,9 @@ def configure(
     * ``torch_threads`` torch threads in every env runner (one by default: on a busy machine two are
       several times slower; ``None`` leaves torch alone), added to any ``on_environment_created`` hook.
 
-    ``seed`` also seeds RLlib (``debugging(seed=...)``).  Bad arguments raise a ``PopeJoanError``.
+    ``seed`` also seeds RLlib (``debugging(seed=...)``); ``None`` draws a fresh one (RLlib's env check resets
+    every sub-env with seed 42, so an unseeded RLlib would deal every run the same deals).  Bad arguments raise a
+    ``PopeJoanError``.
     """
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -167,6 +170,8 @@ def configure(
     sizes = list(table_sizes(players))
     rules_dict = resolve_rules(rules).to_dict()
     seed = as_seed(seed)
+    if seed is None:
+        seed = secrets.randbits(31)
     arch = [as_int(w) for w in net_arch] if isinstance(net_arch, (list, tuple)) else []
     if not arch or any(w is None or w < 1 for w in arch):  # 1.5 is refused, never read as 1
         raise PopeJoanError(f"net_arch must be a list of layer widths (positive integers), got {brief(net_arch)}")
@@ -200,9 +205,7 @@ def configure(
         hooks = [] if hooks is None else list(hooks) if isinstance(hooks, (list, tuple)) else [hooks]
         config = config.callbacks(on_environment_created=[*hooks, functools.partial(set_torch_threads,
                                                                                      threads=torch_threads)])
-    if seed is not None:
-        config = config.debugging(seed=seed)
-    return config
+    return config.debugging(seed=seed)
 
 
 __all__ = ["AGENTS", "MixedTablesEnv", "configure"]

@@ -129,6 +129,11 @@ class TournamentResult:
             out["per_deal_net"] = {
                 name: self.per_deal[i, :, NET].tolist() for i, name in enumerate(self.players)
             }
+            if self.weight is not None:  # the weights of the means and intervals above (ratio_ci): without them a
+                # windowed tournament's figures cannot be had again from its per-deal scores
+                out["per_deal_groups"] = {
+                    name: self.weight[i].astype(int).tolist() for i, name in enumerate(self.players)
+                }
         return json_safe(out)
 
     def to_json(self, per_deal: bool = True) -> str:

@@ -83,6 +83,9 @@ class Args:
 
 def check_args(args: Args) -> None:
     """Refuse the flags that cannot work (a PopeJoanError), before anything is written."""
+    if not os.path.basename(zip_path(args.model_path))[:-len(".zip")].strip():  # train-mappo's rule: "dir/" is no
+        raise PopeJoanError("--model-path must name a file (e.g. models/cleanrl_ppo/model.zip), "  # ".zip" to write
+                            f"got {args.model_path!r}")
     if args.eval_deals == 1:
         raise PopeJoanError("--eval-deals must be 0 or at least 2 (a confidence interval needs 2), got 1")
     for name in split_list(args.eval_opponents):
