@@ -15,6 +15,7 @@ timed by this script at commit ``21b19f4``.)
 
 from __future__ import annotations
 
+import argparse
 import time
 
 from threadpoolctl import threadpool_limits
@@ -30,7 +31,10 @@ from popejoan_env.training.expert_games import tables_of
 
 def worlds_list(text: str) -> list[int]:
     """An argparse ``type``: a comma list of worlds a decision, each 1..``MAX_SAMPLES``."""
-    return [Integer(1, MAX_SAMPLES)(part) for part in text.split(",")]
+    worlds = [Integer(1, MAX_SAMPLES)(part) for part in text.split(",")]
+    if len(set(worlds)) < len(worlds):
+        raise argparse.ArgumentTypeError(f"{text!r}: each number of worlds once (a row is timed for each)")
+    return worlds
 
 
 def main(argv: list[str] | None = None) -> None:

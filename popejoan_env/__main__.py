@@ -560,7 +560,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         return reader_gone()
     except OSError as err:
-        where = f": {err.filename}" if getattr(err, "filename", None) else ""
+        named = getattr(err, "filename2", None) or getattr(err, "filename", None)  # a rename's destination first
+        where = f": {named}" if named else ""
         print(f"{PROG} {args.command}: error: {err.strerror or err}{where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -278,3 +278,17 @@ def test_a_file_that_fails_during_a_run_is_one_line_and_exit_1(capsys: pytest.Ca
         run_script(fails, [], prog="popejoan train")
     err = capsys.readouterr().err
     assert done.value.code == 1 and err == "popejoan train: error: No space left on device: models/run/model.zip\n"
+
+
+def test_a_rename_that_fails_during_a_run_names_its_destination(capsys: pytest.CaptureFixture[str]) -> None:
+    # os.replace(tmp, path) failing names both; the temporary file is already gone, so the line names the destination
+    import errno
+
+    from popejoan_env.training.common import run_script
+
+    def fails(argv: list[str] | None) -> None:
+        raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), "models/.model.zip.1a2b.tmp", None, "models/model.zip")
+
+    with pytest.raises(SystemExit) as done:
+        run_script(fails, [], prog="popejoan train")
+    assert done.value.code == 1 and capsys.readouterr().err.endswith(": models/model.zip\n")

@@ -150,7 +150,8 @@ def run_script(main: Callable[[list[str] | None], Any], argv: list[str] | None =
     except BrokenPipeError:
         return reader_gone()
     except OSError as err:  # after the checks before the work: the run failed, it was not refused
-        where = f": {err.filename}" if getattr(err, "filename", None) else ""
+        named = getattr(err, "filename2", None) or getattr(err, "filename", None)  # a rename's destination first
+        where = f": {named}" if named else ""
         refuse(f"{err.strerror or err}{where}", status=1)
     except KeyboardInterrupt:
         return interrupted(OneLineParser(prog=prog).prog)
