@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from popejoan_env.cli import OneLineParser, SEED, Integer
-from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
+from popejoan_env.cli import OneLineParser, SEED, TABLE_SIZE, Integer
+from popejoan_env.rules import PRESETS
 from popejoan_env.web import games as web_games
 
 OLD, NEW = "pimc:draws=python", "pimc"
@@ -55,7 +55,7 @@ def hint_rows(manager: web_games.GameManager, players: int, preset: str, count: 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Time the hints; print the table (or JSON) and return it."""
     parser = OneLineParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--players", type=Integer(MIN_PLAYERS, MAX_PLAYERS), default=4, help="seats (default 4)")
+    parser.add_argument("--players", type=TABLE_SIZE, default=4, help="seats (default 4)")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="modern", help="rules preset (default modern)")
     parser.add_argument("--positions", type=Integer(1, 100_000), default=300, help="positions a round (default 300)")
     parser.add_argument("--rounds", type=Integer(1, 100), default=3, help="rounds after the warm-up (default 3)")

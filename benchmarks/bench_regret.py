@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from popejoan_env.cli import SEED, Integer, OneLineParser
+from popejoan_env.cli import SEED, TABLE_SIZE, Integer, OneLineParser
 from popejoan_env.engine import Deal
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.players import make_player
-from popejoan_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, Rules
+from popejoan_env.rules import PRESETS, Rules
 from popejoan_env.seat_view import SeatView
 from popejoan_env.table import play_until
 
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("players_measured", nargs="+", metavar="PLAYER",
                         help="players to measure (make_player specs or model files); the first is the baseline of "
                              "the paired differences")
-    parser.add_argument("--players", type=Integer(MIN_PLAYERS, MAX_PLAYERS), default=4, help="seats (default 4)")
+    parser.add_argument("--players", type=TABLE_SIZE, default=4, help="seats (default 4)")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="modern", help="rules preset (default modern)")
     parser.add_argument("--deals", type=Integer(1, 100_000), default=400, help="deals played (default 400)")
     parser.add_argument("--seed", type=SEED, default=1, help="seed of the deals and of every player (default 1)")

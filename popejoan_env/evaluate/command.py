@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from popejoan_env.cli import Integer, file_name
+from popejoan_env.cli import TABLE_SIZE, Integer, file_name
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.evaluate import dealset, panel
 from popejoan_env.files import remove_stale
@@ -28,7 +28,7 @@ BACKENDS = ("local", "ray")
 def add_table_arguments(parser: argparse.ArgumentParser) -> None:
     """``--preset`` and ``--seats``: the table an evaluation (or ``popejoan exploit``) plays at."""
     parser.add_argument("--preset", default="modern", help=f"rules preset: {', '.join(PRESETS)} (default modern)")
-    parser.add_argument("--seats", type=Integer(MIN_PLAYERS, MAX_PLAYERS), default=4,
+    parser.add_argument("--seats", type=TABLE_SIZE, default=4,
                         help=f"seats at the table, {MIN_PLAYERS}..{MAX_PLAYERS} (default 4)")
 
 

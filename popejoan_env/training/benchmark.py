@@ -30,7 +30,7 @@ import contextlib
 import dataclasses
 import sys
 
-from popejoan_env.cli import SEED, Integer
+from popejoan_env.cli import SEED, TABLE_SIZE, Integer
 from popejoan_env.cluster import connected
 from popejoan_env.envs import register_for
 from popejoan_env.errors import PopeJoanError
@@ -57,7 +57,7 @@ class Args:
     preset: str = arg("modern", "rules preset: modern or victorian")
     rules_option: list[str] = arg([], "override one rules option, e.g. ace_high=true (a JSON value, else text; "
                                       "repeatable)", action="append", metavar="KEY=VALUE")
-    seats: int = arg(4, f"players at the table ({MIN_PLAYERS}..{MAX_PLAYERS})", kind=Integer(MIN_PLAYERS, MAX_PLAYERS))
+    seats: int = arg(4, f"players at the table ({MIN_PLAYERS}..{MAX_PLAYERS})", kind=TABLE_SIZE)
     lineups: str = arg("auto", "subsets: every group of SEATS different players; field: each player alone against "
                                "copies of another; auto: subsets when there are at least SEATS players",
                        choices=["auto", "subsets", "field"])
