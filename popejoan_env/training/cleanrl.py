@@ -33,16 +33,15 @@ from popejoan_env.envs.gymnasium_vector_env import PopeJoanVectorEnv
 from popejoan_env.cli import (CLIP, COEFFICIENT, EPISODE_DEALS, GRAD_NORM, Integer, PROBABILITY, RATE, SCALE, SEED,
                               TABLE_SIZE)
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.files import check_writable
 from popejoan_env.observation import OBS_SIZE
 from popejoan_env.players import make_player
-from popejoan_env.nets.model_file import model_metadata, save_state_dict, zip_path
+from popejoan_env.nets.model_file import model_metadata, save_state_dict
 from popejoan_env.nets.policy import load_policy
 from popejoan_env.rules import Rules
 
-from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, RUN_JSON, RUN_MODEL, arg, check_network, clear_beside,
-                                          command, evaluate, format_eval, mlp_values, parse_flags, run_script,
-                                          set_torch_threads, write_run_json)
+from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, RUN_JSON, RUN_MODEL, arg, check_model_path,
+                                          check_network, command, evaluate, format_eval, mlp_values, model_destination,
+                                          parse_flags, run_script, set_torch_threads, write_run_json)
 
 
 @dataclasses.dataclass
@@ -83,9 +82,7 @@ class Args:
 
 def check_args(args: Args) -> None:
     """Refuse the flags that cannot work (a PopeJoanError), before anything is written."""
-    if not os.path.basename(zip_path(args.model_path))[:-len(".zip")].strip():  # train-mappo's rule: "dir/" is no
-        raise PopeJoanError("--model-path must name a file (e.g. models/cleanrl_ppo/model.zip), "  # ".zip" to write
-                            f"got {args.model_path!r}")
+    check_model_path(args.model_path, Args.model_path)
     if args.eval_deals == 1:
         raise PopeJoanError("--eval-deals must be 0 or at least 2 (a confidence interval needs 2), got 1")
     for name in split_list(args.eval_opponents):
@@ -168,9 +165,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, save, evaluate; returns what run.json records."""
     args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
     check_args(args)
-    written = zip_path(args.model_path)  # the file written: checked, not the name given without its .zip
-    check_writable([written, os.path.join(os.path.dirname(os.path.abspath(written)), RUN_JSON)])
-    clear_beside(written)  # an earlier run's record must not outlive its model
+    model_destination(args.model_path)  # the file written (.zip added) checked, an earlier run's record removed
     rules = Rules.preset(args.preset).replace(start_counters=args.start_counters)
 
     # ---------------------------------------------------------------- seeding

@@ -20,10 +20,10 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
-from popejoan_env.cli import Integer, Number, OneLineParser, fork_pool, interrupted, reader_gone
+from popejoan_env.cli import Integer, Number, OneLineParser, file_failed, fork_pool, interrupted, reader_gone
 from popejoan_env.errors import PopeJoanError
 from popejoan_env.files import check_writable, save_png, write_atomic
-from popejoan_env.nets.model_file import MAX_NETWORK_VALUES, RUN_MODEL, mlp_values  # noqa: F401 - the commands use them
+from popejoan_env.nets.model_file import MAX_NETWORK_VALUES, RUN_MODEL, mlp_values, zip_path  # noqa: F401 - shared
 from popejoan_env.players import make_player
 from popejoan_env.players.learned import LearnedPlayer
 from popejoan_env.tournament import TournamentResult, run_duplicate
@@ -150,9 +150,7 @@ def run_script(main: Callable[[list[str] | None], Any], argv: list[str] | None =
     except BrokenPipeError:
         return reader_gone()
     except OSError as err:  # after the checks before the work: the run failed, it was not refused
-        named = getattr(err, "filename2", None) or getattr(err, "filename", None)  # a rename's destination first
-        where = f": {named}" if named else ""
-        refuse(f"{err.strerror or err}{where}", status=1)
+        refuse(file_failed(err), status=1)
     except KeyboardInterrupt:
         return interrupted(OneLineParser(prog=prog).prog)
     finally:
@@ -180,6 +178,21 @@ def command(script: str, argv: list[str] | None) -> str:
     records it."""
     prog = PROG.get() or f"python training/{script}"
     return f"{prog} " + " ".join(sys.argv[1:] if argv is None else argv)
+
+
+def check_model_path(model_path: str, example: str) -> None:
+    """Refuse a ``--model-path`` that names no file (``dir/`` would be saved as the hidden ``dir/.zip``)."""
+    if not os.path.basename(zip_path(model_path))[:-len(".zip")].strip():
+        raise PopeJoanError(f"--model-path must name a file (e.g. {example}), got {model_path!r}")
+
+
+def model_destination(model_path: str) -> str:
+    """The file a ``--model-path`` is saved as (``zip_path``), checked writable with ``run.json`` beside it, and an
+    earlier run's record there removed (``clear_beside``), before the run."""
+    path = zip_path(model_path)
+    check_writable([path, os.path.join(os.path.dirname(os.path.abspath(path)), RUN_JSON)])
+    clear_beside(path)
+    return path
 
 
 def clear_beside(model_path: str) -> None:

@@ -49,16 +49,15 @@ from popejoan_env.checks import split_list
 from popejoan_env.cli import CLIP, COEFFICIENT, GRAD_NORM, Integer, PROBABILITY, RATE, SCALE, SEED, TABLE_SIZE
 from popejoan_env.envs.pettingzoo_aec import env as pope_joan_env
 from popejoan_env.errors import PopeJoanError
-from popejoan_env.files import check_writable
-from popejoan_env.nets.model_file import model_metadata, save_state_dict, zip_path
+from popejoan_env.nets.model_file import model_metadata, save_state_dict
 from popejoan_env.nets.policy import load_policy
 from popejoan_env.observation import OBS_SIZE, STATE_SIZE
 from popejoan_env.players import make_player
 from popejoan_env.players.lists import split_specs
 from popejoan_env.rules import Rules
-from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, RUN_JSON, RUN_MODEL, arg, check_network, clear_beside,
-                                          command, evaluate, format_eval, mlp_values, parse_flags, run_script,
-                                          set_torch_threads, write_run_json)
+from popejoan_env.training.common import (MAX_ROLLOUT_VALUES, RUN_JSON, RUN_MODEL, arg, check_model_path,
+                                          check_network, command, evaluate, format_eval, mlp_values, model_destination,
+                                          parse_flags, run_script, set_torch_threads, write_run_json)
 
 GROUP = "player"
 """TorchRL's group of the seats: every agent ``player_i`` in one group, so one actor serves them all."""
@@ -99,8 +98,7 @@ class Args:
 def check_args(args: Args) -> None:
     """Refuse the flags that cannot work (a PopeJoanError), before anything is written."""
     Rules.preset(args.preset)
-    if not os.path.basename(zip_path(args.model_path))[:-len(".zip")].strip():
-        raise PopeJoanError(f"--model-path must name a file (e.g. models/mappo/model.zip), got {args.model_path!r}")
+    check_model_path(args.model_path, Args.model_path)
     if args.eval_deals and not split_specs(args.eval_opponents, "--eval-opponents"):
         raise PopeJoanError(f"--eval-deals {args.eval_deals} asks for an evaluation and --eval-opponents names no "
                             "player: name one, or give --eval-deals 0")
@@ -206,9 +204,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Train, save, evaluate; returns what run.json records."""
     args = parse_flags(Args, argv, __doc__.split("\n\n")[0])
     check_args(args)
-    path = zip_path(args.model_path)  # the file written: checked, not the name given without its .zip
-    check_writable([path, os.path.join(os.path.dirname(os.path.abspath(path)), RUN_JSON)])
-    clear_beside(path)  # an earlier run's record must not outlive its model
+    path = model_destination(args.model_path)  # the file written (.zip added) checked, an earlier record removed
     rules = Rules.preset(args.preset).replace(start_counters=args.start_counters)
 
     # ---------------------------------------------------------------- seeding
