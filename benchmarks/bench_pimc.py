@@ -286,11 +286,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--control: {brief(spec)} is no player whose choices can be counted (choose, reset)")
     if args.control and len(set(args.control)) < len(args.control):
         parser.error("--control: a player spec given more than once")
-    try:
-        if args.json is not None:
+    if args.json is not None:
+        try:
             check_writable([args.json])
-    except PopeJoanError as err:
-        parser.error(str(err))
+        except PopeJoanError as err:
+            parser.error(str(err))
     tables = [(rules, players, positions(Rules.preset(rules), players, args.deals, args.seed))
               for rules, players in args.configs]
     for rules, players, views in tables:  # deals where no seat thinks give none: refused before any timing

@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from popejoan_env.cli import EPISODE_DEALS, SEED, TABLE_SIZE, Integer, interrupted, reader_gone
+from popejoan_env.cli import EPISODE_DEALS, SEED, TABLE_SIZE, Integer, file_failed, interrupted, reader_gone
 
 PROG = "popejoan"
 
@@ -560,9 +560,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         return reader_gone()
     except OSError as err:
-        named = getattr(err, "filename2", None) or getattr(err, "filename", None)  # a rename's destination first
-        where = f": {named}" if named else ""
-        print(f"{PROG} {args.command}: error: {err.strerror or err}{where}", file=sys.stderr)
+        print(f"{PROG} {args.command}: error: {file_failed(err)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return interrupted(f"{PROG} {args.command}")

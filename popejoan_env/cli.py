@@ -41,6 +41,12 @@ def reader_gone() -> int:
     return 1
 
 
+def file_failed(err: OSError) -> str:
+    """An OSError as one line: its message and the file it names (a rename's destination, not the temporary file)."""
+    named = getattr(err, "filename2", None) or getattr(err, "filename", None)
+    return f"{err.strerror or err}: {named}" if named else str(err.strerror or err)
+
+
 def leave_interrupts_to_parent() -> None:
     """In a worker process: ignore Ctrl-C, which the terminal sends to every process of the command; the command
     itself stops, says so in one line and ends its workers (else each worker prints its own traceback)."""

@@ -44,6 +44,7 @@ class TournamentResult:
     """[a, b, deal]: the groups where both were scored on that deal (None: one per deal they met)."""
 
     def _weights(self, w: np.ndarray | None, x: np.ndarray) -> np.ndarray:
+        """The weights of ``x`` over deals: ``w``, or one for each deal with a value when none were kept."""
         return (~np.isnan(x)).astype(np.float64) if w is None else w
 
     def stats(self) -> list[dict[str, Any]]:
