@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = r"""
 import hashlib, sys
 import numpy as np
@@ -55,7 +57,7 @@ def test_a_model_file_is_the_same_bytes_whenever_it_is_written(tmp_path, monkeyp
     resume): the zip members popejoan writes carry no clock (train-cleanrl and train-mappo differed by it alone)."""
     import time
 
-    torch = __import__("pytest").importorskip("torch")
+    torch = pytest.importorskip("torch")
     from popejoan_env.nets.model_file import model_metadata, read_model, save_state_dict
 
     gen = torch.Generator().manual_seed(3)
@@ -70,3 +72,29 @@ def test_a_model_file_is_the_same_bytes_whenever_it_is_written(tmp_path, monkeyp
         written.append(open(path, "rb").read())
     assert written[0] == written[1]
     assert read_model(tmp_path / "at_1000000000.zip")[0]["algorithm"] == "CleanRL PPO"
+
+
+def test_a_trained_sb3_model_is_the_same_bytes_whichever_run_saved_it(tmp_path) -> None:
+    """Two runs of the same seeded MaskablePPO training save the same model file, and it loads back."""
+    # SB3's own members carried the clock (zip times, start_time, each episode's seconds) and the process's memory
+    # addresses (in the repr beside each pickled object): popejoan train's model.zip, rounds and snapshots differed.
+    torch = pytest.importorskip("torch")
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
+    from popejoan_env.nets.model_file import model_metadata, read_model, save_model
+
+    written = []
+    for run in range(2):
+        torch.manual_seed(0)
+        env = make_batch_vec_env(2, 0, players="4", opponents="random")
+        model = sb3_contrib.MaskablePPO("MlpPolicy", env, device="cpu", n_steps=32, batch_size=32, n_epochs=1,
+                                        policy_kwargs=dict(net_arch=dict(pi=[8], vf=[8])), seed=0)
+        model.learn(64)
+        assert model.ep_info_buffer  # episodes ended: their seconds were in the file
+        path = save_model(model, tmp_path / f"run_{run}.zip", model_metadata("modern", [4], [8]))
+        with open(path, "rb") as f:
+            written.append(f.read())
+    assert written[0] == written[1]
+    assert read_model(tmp_path / "run_0.zip")[0]["net_arch"] == [8]
+    loaded = sb3_contrib.MaskablePPO.load(tmp_path / "run_0.zip", device="cpu")
+    assert loaded.num_timesteps == model.num_timesteps

@@ -41,6 +41,7 @@ version is refused with a ``ModelFileError`` /
 
 from __future__ import annotations
 
+import inspect
 import io
 import json
 import os
@@ -73,6 +74,13 @@ WEIGHTS_NAME = "policy.pth"
 MEMBER_TIME = (1980, 1, 1, 0, 0, 0)
 """The time of every zip member this module writes (zip's earliest, as torch's own members have): a file's bytes
 depend on what it holds, never on when it was written, so the same training run writes the same file."""
+CLOCK_FIELDS = ("start_time", "ep_info_buffer")
+"""What Stable-Baselines3 saves of an algorithm that tells when it ran (the clock at the start of ``learn``, each
+recent episode's seconds since then): never saved, so a model file does not depend on it (nothing read back uses
+them: ``learn`` sets both afresh)."""
+_ADDRESS = re.compile(rb" at 0x[0-9a-fA-F]+>")
+"""A memory address in the repr of an object that Stable-Baselines3 writes beside its pickle in ``data`` (the repr
+keeps its form, ``<function X.__init__ at 0x0>``: ``sb3_zip`` reads the class name from it)."""
 MAX_MEMBERS = 64
 """Most members a model zip may have (Stable-Baselines3 writes 7)."""
 MAX_METADATA_BYTES = 2**20
@@ -166,11 +174,27 @@ def save_model(model: Any, path: str | os.PathLike[str], metadata: Mapping[str, 
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     # Never leave a half-written model where a reader may look: the zip replaces ``path`` when complete.
     with replacing(path) as tmp:
-        model.save(tmp)
+        if "exclude" in inspect.signature(model.save).parameters:  # an SB3 algorithm: leave out what the clock says
+            model.save(tmp, exclude=list(CLOCK_FIELDS))
+        else:
+            model.save(tmp)
+        _without_time(tmp)
         with zipfile.ZipFile(tmp, "a", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr(_timeless(META_NAME, zipfile.ZIP_DEFLATED),
                              json.dumps(dict(metadata), indent=1, sort_keys=True))
     return path
+
+
+def _without_time(path: str) -> None:
+    """Rewrite the zip at ``path`` with every member at ``MEMBER_TIME`` and each memory address in ``SB3_DATA_NAME``
+    (the process's, in the repr SB3 keeps beside each pickled object) written 0x0, its contents otherwise the same."""
+    with zipfile.ZipFile(path) as archive:
+        members = [(info.filename, info.compress_type, archive.read(info)) for info in archive.infolist()]
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, compression, data in members:
+            if name == SB3_DATA_NAME:
+                data = _ADDRESS.sub(b" at 0x0>", data)
+            archive.writestr(_timeless(name, compression), data)
 
 
 def _timeless(name: str, compression: int) -> zipfile.ZipInfo:
