@@ -12,13 +12,14 @@ same things with the same words.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import numbers
 import operator
 from typing import Any
 
-from popejoan_env.errors import PopeJoanError, RulesError
+from popejoan_env.errors import MissingDependencyError, PopeJoanError, RulesError
 
 MAX_JSON_CHARS = 10_000
 """Longest JSON value accepted for one ``--rules-option`` (a dressing is a few dozen characters)."""
@@ -90,6 +91,15 @@ def as_seed(seed: object) -> int | None:
     if value is None or value < 0:
         raise PopeJoanError(f"a seed must be None or a non-negative integer, got {brief(seed)}")
     return value
+
+
+def import_extra(module: str, extra: str, what: str, hint: str = "") -> Any:
+    """``module`` imported, or a ``MissingDependencyError`` in one line: ``what`` needs it, and ``extra`` brings it."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        raise MissingDependencyError(f"{what} needs {err.name or module}, which is not installed: pip install "
+                                     f"torch==2.13.0 && pip install 'popejoan[{extra}]'{hint}") from None
 
 
 def split_list(text: str) -> list[str]:

@@ -321,6 +321,22 @@ def test_vec_envs_expose_masks_for_maskable_ppo() -> None:
     vec.close()
 
 
+@pytest.mark.parametrize("n_envs, seed, vec_env, said", [
+    (0, 0, "dummy", "n_envs must be an integer from 1 to 65,536, got 0"),
+    (-1, 0, "subproc", "n_envs must be an integer from 1 to 65,536, got -1"),
+    (2.5, 0, "dummy", "n_envs must be an integer from 1 to 65,536, got 2.5"),
+    ("2", 0, "dummy", "n_envs must be an integer from 1 to 65,536, got '2'"),
+    (2, -1, "subproc", "a seed must be None or a non-negative integer, got -1"),
+    (2, 0, "thread", "vec_env must be 'dummy' or 'subproc', got 'thread'"),
+])
+def test_make_vec_env_refuses_bad_arguments_before_building(n_envs: object, seed: object, vec_env: str,
+                                                            said: str) -> None:
+    """A bad count, seed or kind is a PopeJoanError naming it, raised before any env or worker process exists."""
+    with pytest.raises(PopeJoanError) as err:
+        make_vec_env(n_envs, seed=seed, vec_env=vec_env, players=4, opponents="random")  # type: ignore[arg-type]
+    assert str(err.value) == said
+
+
 def test_subproc_vec_env_works_with_masks() -> None:
     from sb3_contrib.common.maskable.utils import get_action_masks
 

@@ -347,3 +347,28 @@ def test_a_windowed_tournaments_json_gives_its_means_again() -> None:
         x = np.array([np.nan if v is None else v for v in data["per_deal_net"][row["player"]]])
         mean, half = ratio_ci(x, np.array(data["per_deal_groups"][row["player"]], dtype=float))
         assert mean == pytest.approx(row["mean"]) and half == pytest.approx(row["ci95"])
+
+
+class _Nameless:
+    """Has act and reset but no name: not a player."""
+
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to re-seed."""
+
+    def act(self, view: SeatView) -> int:
+        """The first legal card."""
+        return view.legal[0]
+
+
+@pytest.mark.parametrize("entrants, said", [
+    ("random,lowest", "entrants must be a list of players or player specs, such as ['pimc', 'stops_first'], "
+                      "got 'random,lowest'"),
+    (None, "entrants must be a list of players or player specs, such as ['pimc', 'stops_first'], got None"),
+    ([object(), "lowest"], "is not a player (it needs a name, reset(seed) and act(view)) nor a player spec"),
+    ([_Nameless(), "lowest"], "is not a player (it needs a name, reset(seed) and act(view)) nor a player spec"),
+])
+def test_run_duplicate_refuses_what_is_not_a_list_of_players(entrants: object, said: str) -> None:
+    """A comma string is not split into letters, and an object that is not a player is named, not an AttributeError."""
+    with pytest.raises(PopeJoanError) as err:
+        run_duplicate(entrants, deals=2, seed=1)  # type: ignore[arg-type]
+    assert said in str(err.value)

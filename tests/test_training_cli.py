@@ -73,7 +73,25 @@ def test_help_lists_every_flag_with_its_help_and_default(script: str, tmp_path) 
     for f in _args(script):
         assert "--" + f.name.rstrip("_").replace("_", "-") in text, f.name
         assert " ".join(f.metadata["help"].split()) in text, f.name
-    assert text.count("(default: ") >= len(_args(script))
+    own = sum(_empty_default(f) and "default" in f.metadata["help"] for f in _args(script))  # it says it itself
+    assert text.count("(default: ") >= len(_args(script)) - own
+
+
+def _empty_default(f: dataclasses.Field) -> bool:
+    """Whether a flag's default is None, '' or [], which its --help must not show bare."""
+    default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+    return default is None or default == "" or default == []
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_never_shows_a_bare_empty_default(script: str) -> None:
+    """No '(default: None)' after 'default: random,...', no '(default: )' nor '(default: [])'."""
+    _needs(script)
+    done = _help(script, "script")
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    for bare in ("(default: None)", "(default: )", "(default: [])"):
+        assert bare not in text, (script, bare)
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

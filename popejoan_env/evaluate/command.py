@@ -148,6 +148,7 @@ def evaluate_agent(agent: str, *, preset: str = "modern", seats: int = 4, deals:
     ``on_block(match, block)`` each block as it is played.  ``aivat``: the agent's games record the AIVAT
     corrections of the margins (``evaluate.aivat``; one local process).
     """
+    from popejoan_env.checks import import_extra
     from popejoan_env.evaluate import ratings as rating
     from popejoan_env.envs import register_for
     from popejoan_env.evaluate import report, runner, variance
@@ -170,6 +171,8 @@ def evaluate_agent(agent: str, *, preset: str = "modern", seats: int = 4, deals:
         raise PopeJoanError("ratings need at least two opponents (every pair of them is played)")
     if out is not None:
         check_prefix(out)
+        if sizes:  # the ratings' chart, refused before the games rather than after them
+            import_extra("matplotlib", "train", f"the chart {out}.ratings.png")
     where = report.paths(out) if out is not None else None
     tables = [seats, *(n for n in sizes if n != seats)]
     state_paths = {n: (where["state"] if n == seats else f"{out}.ratings-{n}p.state.json") if where else None

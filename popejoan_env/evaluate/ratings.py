@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from popejoan_env.checks import import_extra
 from popejoan_env.errors import PopeJoanError
 
 BOOTSTRAP = 1000
@@ -77,7 +78,7 @@ def rate(players: Sequence[str], per_deal: dict[tuple[str, str], np.ndarray], *,
 
 def write_chart(tables: dict[int, dict[str, Any]], title: str, path: str) -> None:
     """A PNG (written atomically): each player's rating with its 95% interval, one marker per table size."""
-    import matplotlib
+    matplotlib = import_extra("matplotlib", "train", f"the chart {path}")
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

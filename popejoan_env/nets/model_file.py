@@ -55,8 +55,8 @@ from typing import Any
 import numpy as np
 
 from popejoan_env.cards import NUM_CARD_IDS
-from popejoan_env.checks import as_int, brief
-from popejoan_env.errors import PopeJoanError
+from popejoan_env.checks import as_int, brief, import_extra
+from popejoan_env.errors import MissingDependencyError, PopeJoanError
 from popejoan_env.files import replacing
 from popejoan_env.observation import OBS_SIZE, OBS_VERSION
 from popejoan_env.nets import suits
@@ -269,7 +269,7 @@ def read_model(path: str | os.PathLike[str], weights: bool = True) -> tuple[dict
                 if WEIGHTS_NAME not in names:
                     raise ModelFileError(f"{path} has no {WEIGHTS_NAME}: not a complete model file")
                 state = load_weights(_member(archive, path, WEIGHTS_NAME, MAX_WEIGHTS_BYTES), path)
-    except ModelFileError:
+    except (ModelFileError, MissingDependencyError):
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, RuntimeError, NotImplementedError,
             ValueError) as err:  # not a zip, truncated, a bad CRC, encrypted, an unknown compression
@@ -309,7 +309,7 @@ def load_weights(data: bytes, path: str, name: str = f"the network weights ({WEI
     ):
         raise ModelFileError(f"{path}: {name} are damaged: their members are not the stored records torch.save "
                              "writes")
-    import torch
+    torch = import_extra("torch", "train", f"reading the network of {path}")
 
     try:
         state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
@@ -569,7 +569,7 @@ def read_sb3_zip(path: str | os.PathLike[str], weights: bool = True) -> tuple[di
                 raise ModelFileError(f"{path}: Stable-Baselines3's {SB3_DATA_NAME} holds a "
                                      f"{type(data).__name__}, not an object of the model's attributes")
             state = load_weights(_member(archive, path, WEIGHTS_NAME, MAX_WEIGHTS_BYTES), path) if weights else None
-    except ModelFileError:
+    except (ModelFileError, MissingDependencyError):
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, RuntimeError, NotImplementedError,
             ValueError):  # not a readable zip: read_model names the problem

@@ -14,9 +14,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from popejoan_env.checks import import_extra
 from popejoan_env.files import check_prefix, check_writable, remove_stale, save_png, write_atomic
 from popejoan_env.rules import COMPARTMENTS
 
+CHART_HINT = " (or --no-chart: no chart)"
+"""What the refusal of a chart without matplotlib adds: the flag that does without it."""
 
 
 class Figures(Protocol):
@@ -126,7 +129,7 @@ def markdown(result: Figures) -> str:
 
 def write_chart(result: Figures, path: str) -> None:
     """A PNG chart at ``path`` (written atomically): mean counters per deal with 95% intervals, and their sources."""
-    import matplotlib
+    matplotlib = import_extra("matplotlib", "train", f"the chart {path}", CHART_HINT)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -165,6 +168,8 @@ def output_paths(prefix: str, chart: bool = True) -> list[str]:
 def check_output(prefix: str, chart: bool = True) -> None:
     """Create the directory of ``prefix`` and make sure ``save`` can write there; OutputPathError if not."""
     check_prefix(prefix)
+    if chart:  # refused before the tournament, not after it
+        import_extra("matplotlib", "train", f"the chart {prefix}.png", CHART_HINT)
     check_writable(output_paths(prefix, chart))
 
 
