@@ -104,11 +104,13 @@ from popejoan_env.seat_view import seat_view
 from popejoan_env.session import Session
 from popejoan_env.table import play_until
 
-__all__ = ["ILLEGAL_ACTIONS", "SELF", "OpponentMixError", "PopeJoanGymEnv", "check_balance_range", "make_gym_env",
-           "make_vec_env", "parse_mix", "table_sizes"]
+__all__ = ["ILLEGAL_ACTIONS", "MAX_VEC_ENVS", "SELF", "OpponentMixError", "PopeJoanGymEnv", "check_balance_range",
+           "make_gym_env", "make_vec_env", "parse_mix", "table_sizes"]
 
 ILLEGAL_ACTIONS = ("terminate", "raise")
 """What ``step`` does with a card id that is not legal: end the episode with ``illegal_reward``, or raise."""
+MAX_VEC_ENVS = 1 << 16
+"""Most copies ``make_vec_env`` makes (the vector env's and the training commands' cap too)."""
 
 
 def episode_options(deals: object, balance_range: object) -> tuple[int, tuple[int, int] | None]:
@@ -372,6 +374,12 @@ def make_vec_env(
     **env_kwargs: Any,
 ) -> Any:
     """``n_envs`` copies of ``PopeJoanGymEnv`` in one process (``dummy``) or in worker processes (``subproc``)."""
+    n = as_int(n_envs)
+    if n is None or not 1 <= n <= MAX_VEC_ENVS:
+        raise PopeJoanError(f"n_envs must be an integer from 1 to {MAX_VEC_ENVS:,}, got {brief(n_envs)}")
+    seed = as_seed(seed)  # refused here, before any env or worker process is made, not at the first reset
+    if vec_env not in ("dummy", "subproc"):
+        raise PopeJoanError(f"vec_env must be 'dummy' or 'subproc', got {brief(vec_env)}")
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
@@ -385,12 +393,10 @@ def make_vec_env(
 
         return make
 
-    fns = [factory(i, vec_env == "subproc") for i in range(n_envs)]
+    fns = [factory(i, vec_env == "subproc") for i in range(n)]
     if vec_env == "dummy":
         vec = DummyVecEnv(fns)
-    elif vec_env == "subproc":
-        vec = SubprocVecEnv(fns, start_method="forkserver" if os.name != "nt" else "spawn")
     else:
-        raise PopeJoanError(f"vec_env must be 'dummy' or 'subproc', got {brief(vec_env)}")
+        vec = SubprocVecEnv(fns, start_method="forkserver" if os.name != "nt" else "spawn")
     vec.seed(seed)  # env i is reset with seed + i
     return vec
