@@ -23,7 +23,7 @@ from popejoan_env.cli import fork_pool
 from popejoan_env.engine import Deal
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.players import Player, make_player
-from popejoan_env.players.base import call_act, call_reset
+from popejoan_env.players.base import UnknownPlayerError, call_act, call_reset
 from popejoan_env.rules import Rules, RulesLike, check_players, resolve_rules
 from popejoan_env.seat_view import seat_view
 from popejoan_env.tournament.result import TournamentResult
@@ -236,7 +236,7 @@ def run_duplicate(
     """
     rules = resolve_rules(rules)
     check_settings(deals, seed, seats, max_groups, workers, backend, address)
-    players = [make_player(p) if isinstance(p, str) else p for p in entrants]
+    players = _entrants(entrants)
     names = _unique_names(_entrant_names(players))
     mode, groups = make_schedule(len(players), seats, lineups)
     Deal.new(rules, seats, 0, np.random.default_rng(0))  # refuse a table the rules do not allow before any work
@@ -306,6 +306,21 @@ def run_duplicate(
         weight=weight,
         pair_weight=pair_weight,
     )
+
+
+def _entrants(entrants: object) -> list[Any]:
+    """The players of ``entrants``, specs made by ``make_player``; a string (one spec, or a comma list) is not a list
+    of entrants, and an object without a name, ``reset`` and ``act`` is not a player: each is refused by name."""
+    if isinstance(entrants, (str, bytes)) or not isinstance(entrants, Iterable):
+        raise UnknownPlayerError(f"entrants must be a list of players or player specs, such as ['pimc', "
+                                 f"'stops_first'], got {brief(entrants)}")
+    players = [make_player(p) if isinstance(p, str) else p for p in entrants]
+    for p in players:
+        if not isinstance(p, Player) or not isinstance(p.name, str) or not p.name \
+                or not (callable(p.reset) and callable(p.act)):
+            raise UnknownPlayerError(f"entrant {brief(p)} is not a player (it needs a name, reset(seed) and "
+                                     "act(view)) nor a player spec (a string)")
+    return players
 
 
 def _entrant_names(players: list[Any]) -> list[str]:
