@@ -70,6 +70,17 @@ FLAG_TYPES: dict[str, Any] = {"str": str}
 an int or float field reads through its ``kind``."""
 
 
+class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """argparse's ``(default: ...)`` after each flag's help, but never a bare ``None``, ``''`` or ``[]``."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        """The help text and its default: none added where an empty default's help already says what it means."""
+        text = action.help or ""
+        if action.default is None or action.default == "" or action.default == []:
+            return text if "default" in text else text + " (default: none)"
+        return super()._get_help_string(action)
+
+
 def flag_of(field: str) -> str:
     """The command-line flag of a dataclass field: ``--field-name`` (a trailing ``_`` dropped: ``lambda_`` is
     ``--lambda``)."""
@@ -81,7 +92,7 @@ def flag_parser(cls: type, description: str, given_only: bool = False) -> OneLin
     ``--lambda``), bools as ``--x/--no-x``, each with its help text and default, under its field's heading
     (``given_only``: no defaults, so the parsed namespace holds only the flags the command line gave)."""
     parser = OneLineParser(prog=PROG.get(), description=description,
-                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                           formatter_class=DefaultsFormatter)
     groups: dict[str, Any] = {}  # the --help headings, in the order of their first field
     for f in dataclasses.fields(cls):
         heading = f.metadata.get("group")
