@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from popejoan_env import __version__
 from popejoan_env.cli import EPISODE_DEALS, SEED, TABLE_SIZE, Integer, file_failed, interrupted, reader_gone
 
 PROG = "popejoan"
@@ -516,6 +517,7 @@ examples:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with one subparser per entry of ``COMMANDS``."""
     parser = _Parser(prog=PROG, description="Pope Joan: simulate deals, verify game records, play at a terminal or in the browser, train and benchmark players.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         p = sub.add_parser(

@@ -161,6 +161,16 @@ def test_rules_options_reach_the_records(tmp_path: pathlib.Path, capsys: pytest.
     assert capsys.readouterr().out.strip() == "12 records verified"
 
 
+def test_version_names_the_installed_package() -> None:
+    """``popejoan --version`` prints the package's version and exits 0, as ``popejoan_env.__version__`` gives it."""
+    from popejoan_env import __version__
+
+    result = subprocess.run([sys.executable, "-m", "popejoan_env", "--version"], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0 and result.stdout == f"popejoan {__version__}\n"
+    assert __version__ != "0+unknown"  # the test install is the package's own metadata
+
+
 def test_help_lists_every_command() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "popejoan_env", "--help"], capture_output=True, text=True, timeout=60
