@@ -196,3 +196,18 @@ def test_bad_model_files_give_clear_errors(tiny_run: str, tmp_path) -> None:
     idle = next(a for a in env.agents if a != env.agent_selection)
     with pytest.raises(PopeJoanError, match="no legal card"):
         player.act(env.seat_view(idle))
+
+
+def test_interval_zero_means_none_even_when_the_last_rollout_overshoots(tmp_path) -> None:
+    """--eval-interval 0 and --checkpoint-interval 0: no periodic evaluation and no checkpoint, though a rollout of
+    2 x 128 steps passes ten times a total of 20 (each once fired there)."""
+    from popejoan_env.training import ppo
+
+    run = ppo.main(["--run-name", "none", "--output-dir", str(tmp_path), "--seed", "3", "--total-timesteps", "20",
+                    "--n-envs", "2", "--n-steps", "128", "--batch-size", "64", "--n-epochs", "1", "--net-arch", "8",
+                    "--opponents", "random", "--imitate-deals", "0", "--actor", "mlp", "--eval-interval", "0",
+                    "--checkpoint-interval", "0", "--eval-deals", "2", "--eval-opponents", "random",
+                    "--final-eval-deals", "0", "--no-progress", "--no-tensorboard"])
+    assert run["timesteps"] == 256
+    assert run["evaluations"] == []
+    assert not glob.glob(os.path.join(tmp_path, "none", "checkpoints", "step_*.zip"))

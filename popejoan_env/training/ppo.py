@@ -52,6 +52,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import glob
+import math
 import os
 import platform
 import time
@@ -560,9 +561,9 @@ class Callback(BaseCallback):
             self.bar = tqdm(total=args.total_timesteps, unit="step", dynamic_ncols=True, smoothing=0.05,
                             mininterval=1.0)
         self.next_snap = args.snapshot_interval
-        self.next_eval = args.eval_interval or args.total_timesteps * 10
+        self.next_eval = args.eval_interval or math.inf  # 0: none (a last rollout overshoots any total)
         self.started = time.perf_counter()
-        self.next_ckpt = args.checkpoint_interval or args.total_timesteps * 10
+        self.next_ckpt = args.checkpoint_interval or math.inf
         self.last_eval = ""
 
     def _on_step(self) -> bool:
