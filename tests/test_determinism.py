@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
@@ -81,7 +83,7 @@ def test_a_trained_sb3_model_is_the_same_bytes_whichever_run_saved_it(tmp_path) 
     torch = pytest.importorskip("torch")
     sb3_contrib = pytest.importorskip("sb3_contrib")
     from popejoan_env.envs.sb3_vec_env import make_batch_vec_env
-    from popejoan_env.nets.model_file import model_metadata, read_model, save_model
+    from popejoan_env.nets.model_file import MEMBER_TIME, model_metadata, read_model, save_model
 
     written = []
     for run in range(2):
@@ -95,6 +97,11 @@ def test_a_trained_sb3_model_is_the_same_bytes_whichever_run_saved_it(tmp_path) 
         with open(path, "rb") as f:
             written.append(f.read())
     assert written[0] == written[1]
+    # One process: its functions' addresses are the same in both files; another process's are not, unless written 0x0.
+    with zipfile.ZipFile(tmp_path / "run_0.zip") as archive:
+        data = archive.read("data")
+        assert {info.date_time for info in archive.infolist()} == {MEMBER_TIME}  # not the second both were saved in
+    assert b"Policy.__init__ at 0x0>" in data and not re.search(rb" at 0x(?!0>)[0-9a-fA-F]+>", data)
     assert read_model(tmp_path / "run_0.zip")[0]["net_arch"] == [8]
     loaded = sb3_contrib.MaskablePPO.load(tmp_path / "run_0.zip", device="cpu")
     assert loaded.num_timesteps == model.num_timesteps

@@ -82,3 +82,14 @@ def test_exploit_learn_without_sb3_is_refused_in_one_line(tmp_path: pathlib.Path
     err = _refused(["exploit", "random", "--method", "learn", "--steps", "100", "--quiet", "--out",
                     str(tmp_path / "ex")], capsys)
     assert "--method learn needs sb3_contrib" in err and "pip install 'popejoan[train]'" in err
+
+
+def test_a_missing_module_of_popejoan_itself_is_not_called_a_missing_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A popejoan_env module that fails to import (a broken install) is raised as it is: the extra would not help."""
+    from popejoan_env.checks import import_extra
+
+    monkeypatch.delitem(sys.modules, "popejoan_env.training.ppo", raising=False)  # imported anew
+    _without(monkeypatch, "popejoan_env.training.rounds")
+    with pytest.raises(ModuleNotFoundError) as err:
+        import_extra("popejoan_env.training.ppo", "train", "--method learn")
+    assert err.value.name == "popejoan_env.training.rounds"

@@ -181,3 +181,24 @@ def test_a_zip_that_is_neither_says_what_it_lacks(tmp_path: Path) -> None:
         archive.writestr("data", "{}")
     with pytest.raises(ModelFileError, match="not a model file"):
         make_player(str(path))
+
+
+def test_adopt_copies_members_it_does_not_read_without_unpacking_them(plain: Path, tmp_path: Path) -> None:
+    """A member adopt does not check (64 MB of zeros, 64 kB packed) is copied as it is, never unpacked in memory."""
+    import shutil
+    import tracemalloc
+
+    source = tmp_path / "big.zip"
+    shutil.copyfile(plain, source)
+    with zipfile.ZipFile(source, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("notes.bin", bytes(64 * 2**20))
+    tracemalloc.start()
+    try:
+        out = adopt(source, players=[4], out=tmp_path / "adopted.zip")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 2**20, f"adopt held {peak:,} bytes"
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(out) as dst:
+        kept = [(i.filename, i.date_time, i.CRC) for i in dst.infolist() if i.filename != META_NAME]
+        assert kept == [(i.filename, i.date_time, i.CRC) for i in src.infolist()]

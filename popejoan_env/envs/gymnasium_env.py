@@ -90,7 +90,7 @@ from gymnasium import spaces
 
 from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.checks import (
-    as_flag, as_int, as_seed, brief, check_illegal_reward, check_render_mode, check_reward_scale, episode_deals,
+    MAX_ENVS, as_flag, as_int, as_seed, brief, check_illegal_reward, check_render_mode, check_reward_scale, episode_deals,
     split_list,
 )
 from popejoan_env.engine import Deal
@@ -104,13 +104,11 @@ from popejoan_env.seat_view import seat_view
 from popejoan_env.session import Session
 from popejoan_env.table import play_until
 
-__all__ = ["ILLEGAL_ACTIONS", "MAX_VEC_ENVS", "SELF", "OpponentMixError", "PopeJoanGymEnv", "check_balance_range",
-           "make_gym_env", "make_vec_env", "parse_mix", "table_sizes"]
+__all__ = ["ILLEGAL_ACTIONS", "SELF", "OpponentMixError", "PopeJoanGymEnv", "check_balance_range", "make_gym_env",
+           "make_vec_env", "parse_mix", "table_sizes"]
 
 ILLEGAL_ACTIONS = ("terminate", "raise")
 """What ``step`` does with a card id that is not legal: end the episode with ``illegal_reward``, or raise."""
-MAX_VEC_ENVS = 1 << 16
-"""Most copies ``make_vec_env`` makes (the vector env's and the training commands' cap too)."""
 
 
 def episode_options(deals: object, balance_range: object) -> tuple[int, tuple[int, int] | None]:
@@ -375,8 +373,8 @@ def make_vec_env(
 ) -> Any:
     """``n_envs`` copies of ``PopeJoanGymEnv`` in one process (``dummy``) or in worker processes (``subproc``)."""
     n = as_int(n_envs)
-    if n is None or not 1 <= n <= MAX_VEC_ENVS:
-        raise PopeJoanError(f"n_envs must be an integer from 1 to {MAX_VEC_ENVS:,}, got {brief(n_envs)}")
+    if n is None or not 1 <= n <= MAX_ENVS:
+        raise PopeJoanError(f"n_envs must be an integer from 1 to {MAX_ENVS:,}, got {brief(n_envs)}")
     seed = as_seed(seed)  # refused here, before any env or worker process is made, not at the first reset
     if vec_env not in ("dummy", "subproc"):
         raise PopeJoanError(f"vec_env must be 'dummy' or 'subproc', got {brief(vec_env)}")

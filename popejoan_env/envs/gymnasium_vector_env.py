@@ -77,15 +77,12 @@ from gymnasium.vector.utils import batch_space
 from popejoan_env.batch import BatchDeals
 from popejoan_env.batch_observation import encode_batch
 from popejoan_env.cards import NUM_CARD_IDS
-from popejoan_env.checks import MAX_EPISODE_DEALS, as_flag, as_int, as_seed, brief
+from popejoan_env.checks import MAX_ENVS, MAX_EPISODE_DEALS, as_flag, as_int, as_seed, brief
 from popejoan_env.errors import IllegalActionError, PopeJoanError
 from popejoan_env.observation import OBS_SIZE, bounds
 from popejoan_env.rules import RulesLike, check_players, resolve_rules
 
 __all__ = ["MAX_ENVS", "PopeJoanVectorEnv"]
-
-MAX_ENVS = 1 << 16
-"""Most deals one env steps together (observations alone take 5 kB a deal)."""
 
 
 class PopeJoanVectorEnv(VectorEnv):

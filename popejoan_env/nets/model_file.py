@@ -176,9 +176,9 @@ def save_model(model: Any, path: str | os.PathLike[str], metadata: Mapping[str, 
     with replacing(path) as tmp:
         if "exclude" in inspect.signature(model.save).parameters:  # an SB3 algorithm: leave out what the clock says
             model.save(tmp, exclude=list(CLOCK_FIELDS))
-        else:
+            _without_time(tmp)  # SB3's members, at the clock's time
+        else:  # members written at MEMBER_TIME (save_state_dict), or a zip adopt copies as it is, never unpacked
             model.save(tmp)
-        _without_time(tmp)
         with zipfile.ZipFile(tmp, "a", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr(_timeless(META_NAME, zipfile.ZIP_DEFLATED),
                              json.dumps(dict(metadata), indent=1, sort_keys=True))
