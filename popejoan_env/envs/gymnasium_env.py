@@ -90,8 +90,8 @@ from gymnasium import spaces
 
 from popejoan_env.cards import NUM_CARD_IDS
 from popejoan_env.checks import (
-    MAX_ENVS, as_flag, as_int, as_seed, brief, check_illegal_reward, check_render_mode, check_reward_scale, episode_deals,
-    split_list,
+    MAX_ENVS, as_flag, as_int, as_seed, brief, check_illegal_reward, check_render_mode, check_reward_scale,
+    episode_deals, split_list,
 )
 from popejoan_env.engine import Deal
 from popejoan_env.envs.pettingzoo_aec import OPTION_KEYS, ILLEGAL_REWARD, meant_option
