@@ -29,6 +29,9 @@ MAX_REWARD_SCALE = 1000.0
 """Largest reward scale (rewards are counters times it) an env or a training command takes."""
 MAX_EPISODE_DEALS = 1000
 """Most deals one episode (a session, board and balances carried) holds, in the envs and the commands alike."""
+EXTRA_PACKAGES = frozenset({"torch", "stable_baselines3", "sb3_contrib", "tensorboard", "matplotlib", "threadpoolctl",
+                            "ray", "torchrl", "tensordict"})
+"""Top-level packages of the extras whose absence is named as a missing extra, not a traceback."""
 MAX_ENVS = 1 << 16
 """Most deals one vector env steps together (``PopeJoanVectorEnv``, ``make_vec_env``; observations alone take 5 kB
 a deal)."""
@@ -101,8 +104,8 @@ def import_extra(module: str, extra: str, what: str, hint: str = "") -> Any:
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as err:
-        if (err.name or module).partition(".")[0] == __name__.partition(".")[0]:
-            raise  # a module of this package: a broken install, which no extra mends
+        if (err.name or module).partition(".")[0] not in EXTRA_PACKAGES:
+            raise  # not an extra's (a module of this package: a broken install), which no extra mends
         raise MissingDependencyError(f"{what} needs {err.name or module}, which is not installed: pip install "
                                      f"torch==2.13.0 && pip install 'popejoan[{extra}]'{hint}") from None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import NamedTuple
 
+from popejoan_env.checks import EXTRA_PACKAGES
 from popejoan_env.cli import OneLineParser, interrupted
 
 
@@ -33,11 +34,6 @@ COMMANDS: dict[str, Command] = {
 }
 """Every training command by its ``popejoan`` name."""
 
-NEEDED = {"torch", "stable_baselines3", "sb3_contrib", "tensorboard", "matplotlib", "threadpoolctl", "ray", "torchrl",
-          "tensordict"}
-"""Top-level packages of the extras whose absence is named as a missing extra, not a traceback."""
-
-
 def run_command(name: str, argv: list[str] | None = None, prog: str | None = None) -> int:
     """Run the training command ``name`` on ``argv`` (default ``sys.argv[1:]``) as ``prog``; the exit status."""
     command = COMMANDS[name]
@@ -46,7 +42,7 @@ def run_command(name: str, argv: list[str] | None = None, prog: str | None = Non
     except KeyboardInterrupt:
         return interrupted(OneLineParser(prog=prog).prog)
     except ModuleNotFoundError as err:
-        if not command.extras or (err.name or "").split(".")[0] not in NEEDED:
+        if not command.extras or (err.name or "").split(".")[0] not in EXTRA_PACKAGES:
             raise
         OneLineParser(prog=prog).error(
             f"{err.name} is not installed: this command needs the '{command.extras}' extra "
